@@ -1,0 +1,318 @@
+/**
+ * The config schema (zod, the single source of the JSON Schema `schema config` prints) and its
+ * layering: defaults < file < environment < flags < `bridge.hello`. Every layer is validated on
+ * its own so an error names where the bad key came from; unknown keys are errors.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { MuxError } from "./errors.ts";
+import type { EnvLookup } from "./identity.ts";
+
+const ms = (def: number, max: number, what: string) =>
+  z.number().int().min(0).max(max).default(def).describe(what);
+
+const bin = (def: string) =>
+  z.string().min(1).default(def).describe("The program to run (a name on PATH or a path)");
+
+/** The tmux section. */
+export const TmuxConfigSchema = z.strictObject({
+  bin: bin("tmux"),
+  socket_name: z.string().min(1).optional().describe(
+    "Talk to the tmux server `tmux -L NAME` uses (when muxbridge does not run inside tmux)",
+  ),
+  socket_path: z.string().min(1).optional().describe(
+    "Talk to the tmux server on this socket path (`tmux -S PATH`)",
+  ),
+  target: z.string().min(1).optional().describe(
+    "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
+  ),
+}).prefault({}).describe("tmux backend");
+
+/** The zellij section. */
+export const ZellijConfigSchema = z.strictObject({
+  bin: bin("zellij"),
+  session: z.string().min(1).optional().describe(
+    "The zellij session to use (else ZELLIJ_SESSION_NAME)",
+  ),
+}).prefault({}).describe("zellij backend");
+
+/** The herdr section. */
+export const HerdrConfigSchema = z.strictObject({
+  bin: bin("herdr"),
+  session: z.string().min(1).optional().describe("A named herdr session (`herdr --session NAME`)"),
+  socket_path: z.string().min(1).optional().describe(
+    "The herdr API socket (else HERDR_SOCKET_PATH)",
+  ),
+}).prefault({}).describe("herdr backend");
+
+/** The kitty section. */
+export const KittyConfigSchema = z.strictObject({
+  bin: z.string().min(1).optional().describe(
+    "The remote-control program (default: `kitten` when present, else `kitty`)",
+  ),
+  listen_on: z.string().min(1).optional().describe(
+    "The kitty remote-control address, such as unix:/tmp/kitty (else KITTY_LISTEN_ON)",
+  ),
+}).prefault({}).describe("kitty backend");
+
+/** The cmux section. */
+export const CmuxConfigSchema = z.strictObject({
+  bin: bin("cmux"),
+  socket_path: z.string().min(1).optional().describe("The cmux socket (else CMUX_SOCKET_PATH)"),
+}).prefault({}).describe("cmux backend");
+
+/** Backend choices of the `backend` key. */
+export const BACKEND_CHOICES = [
+  "auto",
+  "none",
+  "tmux",
+  "zellij",
+  "herdr",
+  "cmux",
+  "kitty",
+] as const;
+
+/** Layout names of the `layout` key. */
+export const LAYOUTS = [
+  "main-vertical",
+  "main-horizontal",
+  "tiled",
+  "even-horizontal",
+  "even-vertical",
+] as const;
+
+/** A layout name. */
+export type LayoutName = typeof LAYOUTS[number];
+
+/** Log levels. */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/** The whole config file. */
+export const ConfigSchema = z.strictObject({
+  backend: z.enum(BACKEND_CHOICES).default("auto").describe(
+    "Which multiplexer to use; auto detects it from the environment, none opens no panes",
+  ),
+  layout: z.enum(LAYOUTS).default("main-vertical").describe(
+    "How panes are arranged where the backend can",
+  ),
+  main_pane_size: z.number().int().min(20).max(80).default(60).describe(
+    "Percent of the window the main (OpenCode) pane keeps",
+  ),
+  placement: z.enum(["split", "window"]).default("split").describe(
+    "split: next to the OpenCode pane, overflowing into a muxbridge window when full; window: always in a muxbridge window",
+  ),
+  opencode_bin: z.string().min(1).default("opencode").describe(
+    "The program each pane runs (`<bin> attach …`)",
+  ),
+  close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
+  idle_close_delay_ms: ms(
+    3000,
+    3_600_000,
+    "How long a child must stay idle before its pane closes",
+  ),
+  min_pane_lifetime_ms: ms(
+    3000,
+    3_600_000,
+    "A pane is not closed for idleness before it is this old",
+  ),
+  poll_interval_ms: z.number().int().min(100).max(600_000).default(2000).describe(
+    "Status polling interval while children are tracked",
+  ),
+  command_timeout_ms: z.number().int().min(100).max(120_000).default(5000).describe(
+    "The most one multiplexer command may take before it is killed",
+  ),
+  close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
+  state_dir: z.string().min(1).optional().describe(
+    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge)",
+  ),
+  log_level: z.enum(LOG_LEVELS).default("info").describe("Least severe log line written to stderr"),
+  log_file: z.string().min(1).optional().describe("Write logs to this file instead of stderr"),
+  tmux: TmuxConfigSchema,
+  zellij: ZellijConfigSchema,
+  herdr: HerdrConfigSchema,
+  kitty: KittyConfigSchema,
+  cmux: CmuxConfigSchema,
+}).describe("muxbridge configuration");
+
+/** The resolved configuration, every default applied. */
+export type Config = z.output<typeof ConfigSchema>;
+
+/** A partial configuration as one layer gives it. */
+export type ConfigLayer = Record<string, unknown>;
+
+/** The sources {@linkcode resolveConfig} merges, weakest first after the defaults. */
+export interface ConfigSources {
+  /** The config file, if one was read. */
+  file?: { path: string; data: unknown };
+  /** The environment. */
+  env: EnvLookup;
+  /** Command-line flags, as config keys. */
+  flags?: ConfigLayer;
+  /** The `config` of a `bridge.hello`. */
+  hello?: unknown;
+}
+
+/**
+ * Formats zod issues as one line that names each bad key.
+ *
+ * @param issues Zod issues.
+ * @returns `key "a.b": message; …`.
+ */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues.map((issue) => {
+    const path = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      const keys = issue.keys.map((k) => JSON.stringify(path ? `${path}.${k}` : k)).join(", ");
+      return `unknown key ${keys}`;
+    }
+    return `key ${JSON.stringify(path || "(root)")}: ${issue.message}`;
+  }).join("; ");
+}
+
+function checkLayer(source: string, data: unknown): ConfigLayer {
+  const result = ConfigSchema.safeParse(data);
+  if (!result.success) {
+    throw new MuxError(
+      "invalid_config",
+      `Cannot use the config from ${source}: ${describeIssues(result.error.issues)}`,
+      {
+        hint: "Fix the value or remove the key; `muxbridge schema config` lists every key",
+      },
+    );
+  }
+  return data as ConfigLayer;
+}
+
+/**
+ * Reads the environment's overrides: `MUXBRIDGE_BACKEND`, `MUXBRIDGE_OPENCODE_BIN`,
+ * `MUXBRIDGE_STATE_DIR`.
+ *
+ * @param env The environment lookup.
+ * @returns A config layer.
+ */
+export function envLayer(env: EnvLookup): ConfigLayer {
+  const layer: ConfigLayer = {};
+  const set = (key: string, name: string) => {
+    const v = env(name);
+    if (v !== undefined && v !== "") layer[key] = v;
+  };
+  set("backend", "MUXBRIDGE_BACKEND");
+  set("opencode_bin", "MUXBRIDGE_OPENCODE_BIN");
+  set("state_dir", "MUXBRIDGE_STATE_DIR");
+  return layer;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Merges config layers key by key; sections (objects) merge one level deeper.
+ *
+ * @param layers Weakest first.
+ * @returns The merged layer.
+ */
+export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
+  const out: ConfigLayer = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      out[key] = isPlainObject(value) && isPlainObject(out[key])
+        ? { ...(out[key] as Record<string, unknown>), ...value }
+        : value;
+    }
+  }
+  return out;
+}
+
+/**
+ * Resolves the configuration: defaults < file < environment < flags < hello.
+ *
+ * @param sources The layers.
+ * @returns The config with every default applied.
+ * @throws {MuxError} `invalid_config`, naming the source and the key.
+ *
+ * @example
+ * ```ts
+ * import { resolveConfig } from "./config.ts";
+ * const config = resolveConfig({ env: () => undefined, flags: { backend: "tmux" } });
+ * config.main_pane_size; // 60
+ * ```
+ */
+export function resolveConfig(sources: ConfigSources): Config {
+  const layers: ConfigLayer[] = [];
+  if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data));
+  layers.push(checkLayer("the environment", envLayer(sources.env)));
+  if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
+  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
+  return ConfigSchema.parse(mergeLayers(...layers));
+}
+
+/**
+ * Picks the config file path: `--config`, else `$MUXBRIDGE_CONFIG`, else
+ * `$XDG_CONFIG_HOME/muxbridge/config.json`, else `~/.config/muxbridge/config.json`.
+ *
+ * @param flag The `--config` value.
+ * @param env The environment lookup.
+ * @returns The path and whether it was named explicitly (a missing named file is an error).
+ */
+export function configPath(
+  flag: string | undefined,
+  env: EnvLookup,
+): { path: string; explicit: boolean } | null {
+  if (flag) return { path: flag, explicit: true };
+  const named = env("MUXBRIDGE_CONFIG");
+  if (named) return { path: named, explicit: true };
+  const xdg = env("XDG_CONFIG_HOME");
+  if (xdg) return { path: `${xdg}/muxbridge/config.json`, explicit: false };
+  const home = env("HOME");
+  return home ? { path: `${home}/.config/muxbridge/config.json`, explicit: false } : null;
+}
+
+/**
+ * Parses a config file's text.
+ *
+ * @param path The file, for messages.
+ * @param text Its content.
+ * @returns The parsed JSON.
+ * @throws {MuxError} `invalid_config` when it is not JSON.
+ */
+export function parseConfigText(path: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new MuxError(
+      "invalid_config",
+      `Cannot read config file "${path}": not valid JSON (${(err as Error).message})`,
+      {
+        hint: "The config file is plain JSON; `muxbridge schema config` describes it",
+      },
+    );
+  }
+}
+
+/**
+ * The config file's JSON Schema, generated from {@linkcode ConfigSchema}.
+ *
+ * @returns A JSON Schema (draft 2020-12) object.
+ */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(ConfigSchema, { io: "input" }) as Record<string, unknown>;
+}
+
+/**
+ * The state directory: config `state_dir`, else `$XDG_STATE_HOME/muxbridge`, else
+ * `~/.local/state/muxbridge`. (`MUXBRIDGE_STATE_DIR` arrives through `state_dir`.)
+ *
+ * @param config The config.
+ * @param env The environment lookup.
+ * @returns An absolute directory path.
+ */
+export function stateDir(config: Config, env: EnvLookup): string {
+  if (config.state_dir) return config.state_dir;
+  const xdg = env("XDG_STATE_HOME");
+  if (xdg) return `${xdg}/muxbridge`;
+  return `${env("HOME") ?? "/tmp"}/.local/state/muxbridge`;
+}

@@ -1,0 +1,222 @@
+/**
+ * Checks every value before it reaches a program's argv or a pane command: session ids, pane
+ * targets, directories, URLs, typed text and titles. Session titles come from a language model
+ * and are hostile input.
+ *
+ * @module
+ */
+
+import { MuxError } from "./errors.ts";
+
+/** Control (Cc), format (Cf), line and paragraph separator (Zl, Zp) and lone surrogates (Cs). */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+const UNSAFE_GLOBAL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** The longest pane title muxbridge sets, in code points. */
+export const MAX_TITLE = 60;
+
+/** The longest pane id or other target accepted. */
+export const MAX_TARGET = 256;
+
+/** The contract's session id: `ses_` and 1–128 letters or digits. */
+export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
+
+/**
+ * Tells whether a string holds a control, format, line-separator character or lone surrogate.
+ *
+ * @param text Any text.
+ * @returns Whether it has one.
+ */
+export function hasUnsafeChars(text: string): boolean {
+  return UNSAFE.test(text);
+}
+
+/**
+ * Checks an OpenCode session id.
+ *
+ * @param id The id.
+ * @returns The id.
+ * @throws {MuxError} `invalid_argument` unless it is `ses_` and 1–128 letters or digits.
+ *
+ * @example
+ * ```ts
+ * import { validateSessionId } from "./validate.ts";
+ * validateSessionId("ses_abc123");
+ * ```
+ */
+export function validateSessionId(id: string): string {
+  if (!SESSION_ID.test(id)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use session id ${JSON.stringify(cutForMessage(id))}`,
+      {
+        hint: 'A session id is "ses_" followed by 1-128 letters or digits',
+      },
+    );
+  }
+  return id;
+}
+
+/**
+ * Checks a value passed to a multiplexer as a positional target (pane id, window, socket name):
+ * not empty, no leading "-" (some CLIs have no `--`), no unsafe characters, bounded length.
+ *
+ * @param kind What the value is, for the message ("pane id").
+ * @param value The value.
+ * @returns The value.
+ * @throws {MuxError} `invalid_argument` when it is unsafe.
+ *
+ * @example
+ * ```ts
+ * import { validateTarget } from "./validate.ts";
+ * validateTarget("pane id", "%3");
+ * ```
+ */
+export function validateTarget(kind: string, value: string): string {
+  let problem: string | undefined;
+  if (value.length === 0) problem = "it is empty";
+  else if (value.startsWith("-")) problem = 'it starts with "-"';
+  else if (value.length > MAX_TARGET) problem = `it is longer than ${MAX_TARGET} characters`;
+  else if (UNSAFE.test(value)) problem = "it holds control or format characters";
+  if (problem) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use ${kind} ${JSON.stringify(cutForMessage(value))}: ${problem}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks text that will be typed into a pane or passed as free text: no control, format or
+ * line-separator characters, no leading "-".
+ *
+ * @param kind What the text is, for the message.
+ * @param text The text.
+ * @returns The text.
+ * @throws {MuxError} `invalid_argument` when it is unsafe.
+ */
+export function validateText(kind: string, text: string): string {
+  if (UNSAFE.test(text)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot send ${kind} ${
+        JSON.stringify(cutForMessage(text))
+      }: it holds control or format characters`,
+    );
+  }
+  if (text.startsWith("-")) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot send ${kind} ${JSON.stringify(cutForMessage(text))}: it starts with "-"`,
+    );
+  }
+  return text;
+}
+
+/**
+ * Checks a directory a pane starts in: absolute, no unsafe characters.
+ *
+ * @param dir The directory.
+ * @returns The directory.
+ * @throws {MuxError} `invalid_argument` when it is relative or unsafe.
+ */
+export function validateDirectory(dir: string): string {
+  if (!dir.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(dir)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use directory ${JSON.stringify(cutForMessage(dir))}: it is not absolute`,
+    );
+  }
+  if (UNSAFE.test(dir)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use directory ${
+        JSON.stringify(cutForMessage(dir))
+      }: it holds control or format characters`,
+    );
+  }
+  return dir;
+}
+
+/** A server URL split from any credentials it carried. */
+export interface ServerUrl {
+  /** The URL without credentials, query or trailing slash. */
+  url: string;
+  /** Credentials that were embedded in the URL, if any. */
+  auth?: { username: string; password: string };
+}
+
+/**
+ * Normalises an OpenCode server URL once: http or https, credentials moved out (they must never
+ * reach a pane's argv), no trailing slash.
+ *
+ * @param raw The URL as given.
+ * @returns The normalised URL and any credentials it held.
+ * @throws {MuxError} `invalid_argument` when it is not an http(s) URL.
+ *
+ * @example
+ * ```ts
+ * import { normalizeServerUrl } from "./validate.ts";
+ * normalizeServerUrl("http://127.0.0.1:4096/").url; // "http://127.0.0.1:4096"
+ * ```
+ */
+export function normalizeServerUrl(raw: string): ServerUrl {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: it is not a URL`,
+      {
+        hint: "Pass the URL OpenCode listens on, such as http://127.0.0.1:4096",
+      },
+    );
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: not http or https`,
+    );
+  }
+  const auth = parsed.username || parsed.password
+    ? {
+      username: decodeURIComponent(parsed.username) || "opencode",
+      password: decodeURIComponent(parsed.password),
+    }
+    : undefined;
+  parsed.username = "";
+  parsed.password = "";
+  parsed.search = "";
+  parsed.hash = "";
+  const url = parsed.toString().replace(/\/+$/, "");
+  if (UNSAFE.test(url)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: unsafe characters`,
+    );
+  }
+  return auth ? { url, auth } : { url };
+}
+
+/**
+ * Cleans a session title for use as a pane title: control, format and separator characters
+ * removed, at most {@linkcode MAX_TITLE} code points, no prefix.
+ *
+ * @param title The raw title.
+ * @returns The clean title.
+ *
+ * @example
+ * ```ts
+ * import { cleanTitle } from "./validate.ts";
+ * cleanTitle("fix\u001b]0;pwned\u0007 bug"); // "fix]0;pwned bug"
+ * ```
+ */
+export function cleanTitle(title: string): string {
+  return Array.from(title.replace(UNSAFE_GLOBAL, "")).slice(0, MAX_TITLE).join("");
+}
+
+function cutForMessage(value: string): string {
+  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+}
