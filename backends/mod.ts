@@ -1,0 +1,32 @@
+/**
+ * The backend registry: one row per multiplexer. Adding a backend is one file and one row here;
+ * the session loop and the CLI never branch on a backend's name.
+ *
+ * @module
+ */
+
+import type { BackendFactory } from "../lib/backend.ts";
+import type { BackendName } from "../lib/identity.ts";
+import { createTmuxBackend } from "./tmux.ts";
+
+/** One registry row. */
+export interface BackendRow {
+  /** The backend's name. */
+  name: BackendName;
+  /** Builds it. */
+  create: BackendFactory;
+  /** The environment variables detection reads (documentation and `detect`). */
+  envVars: readonly string[];
+  /** The oldest supported version (semver). */
+  minVersion: string;
+}
+
+/** Every backend muxbridge has, by name. */
+export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
+  tmux: {
+    name: "tmux",
+    create: createTmuxBackend,
+    envVars: ["TMUX", "TMUX_PANE"],
+    minVersion: "3.0.0",
+  },
+};

@@ -1,0 +1,292 @@
+/**
+ * Bridge mode: NDJSON events in, NDJSON protocol lines out, the session loop in between.
+ *
+ * `ready` is written before stdin is read; every unusable line gets exactly one `error` line and
+ * the bridge goes on; `bye` is always the last line, after owned panes are closed, whether input
+ * ended, `bridge.shutdown` arrived or a signal came.
+ *
+ * @module
+ */
+
+import type { Config } from "./config.ts";
+import { isMuxError, toMuxError } from "./errors.ts";
+import { readLines } from "./line_reader.ts";
+import type { Logger } from "./log.ts";
+import {
+  type Hello,
+  type Inbound,
+  MAX_LINE_BYTES,
+  type OutMessage,
+  parseLine,
+  PROTOCOL_VERSION,
+} from "./protocol.ts";
+import type { Selection } from "./select_backend.ts";
+import { type LoopContext, SessionLoop, type SessionLoopDeps } from "./session_loop.ts";
+import { normalizeServerUrl, validateDirectory } from "./validate.ts";
+
+/** The bridge's input, output and signals. */
+export interface BridgeIO {
+  /** stdin as byte chunks. */
+  input: AsyncIterable<Uint8Array>;
+  /** Writes one complete line (with its newline) to stdout. */
+  write(line: string): void;
+  /** Resolves once everything written has been flushed. */
+  flush(): Promise<void>;
+  /** Calls `handler` on SIGTERM, SIGINT or SIGHUP; returns an unsubscribe function. */
+  onSignal(handler: (signal: string) => void): () => void;
+}
+
+/** Where the bridge starts from, before any `bridge.hello`. */
+export interface BridgeStart {
+  /** `--url`, if given. */
+  url?: string;
+  /** `--dir`, else the current directory. */
+  directory: string;
+  /** Credentials from the environment (`OPENCODE_SERVER_USERNAME`/`PASSWORD`). */
+  auth?: { username: string; password: string };
+}
+
+/** What the bridge is built from. */
+export interface BridgeDeps {
+  /** I/O. */
+  io: BridgeIO;
+  /** Logs (stderr or a file, never stdout). */
+  log: Logger;
+  /** muxbridge's version. */
+  version: string;
+  /** The starting point. */
+  start: BridgeStart;
+  /** Resolves the config with a hello's `config` layer on top (undefined: none). */
+  resolveConfig(helloConfig?: unknown): Config;
+  /** Chooses and probes the backend for a config. */
+  select(config: Config): Promise<Selection>;
+  /** Builds the loop's dependencies for a config (store, clock, processes, owner…). */
+  loopDeps(config: Config, emit: (message: OutMessage) => void): SessionLoopDeps;
+}
+
+/** Bridge state between lines. */
+interface Session {
+  config: Config;
+  selection: Selection;
+  ctx: LoopContext;
+  loop: SessionLoop;
+}
+
+/**
+ * Runs bridge mode until input ends, `bridge.shutdown` arrives or a signal comes.
+ *
+ * @param deps I/O, logging, config and backend selection.
+ * @returns The exit code (0 after `bye`).
+ */
+export async function runBridge(deps: BridgeDeps): Promise<number> {
+  const { io, log } = deps;
+  const emit = (message: OutMessage) => io.write(`${JSON.stringify(message)}\n`);
+  let ignored = 0;
+
+  const config = deps.resolveConfig();
+  const selection = await deps.select(config);
+  const ctx = contextFor(
+    selection,
+    deps.start.url ?? null,
+    deps.start.directory,
+    deps.start.auth,
+    log,
+    emit,
+  );
+  const session: Session = {
+    config,
+    selection,
+    ctx,
+    loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
+  };
+  emitReady(emit, deps.version, selection);
+
+  let stopping = false;
+  let stop!: (why: string) => void;
+  const stopped = new Promise<string>((resolve) => (stop = resolve));
+  const unsubscribe = io.onSignal((signal) => stop(signal));
+
+  const reading = (async () => {
+    for await (const item of readLines(io.input, MAX_LINE_BYTES)) {
+      if (stopping) break;
+      if (item.kind === "too_long") {
+        emit({
+          type: "error",
+          code: "line_too_long",
+          message: `Cannot use line: ${item.bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit`,
+          line: item.lineNo,
+        });
+        continue;
+      }
+      if (item.kind === "bad_utf8") {
+        emit({
+          type: "error",
+          code: "invalid_utf8",
+          message: "Cannot use line: not valid UTF-8",
+          line: item.lineNo,
+        });
+        continue;
+      }
+      if (item.line.trim() === "") continue;
+      const inbound = parseLine(item.line);
+      if (inbound.kind === "ignored") {
+        ignored++;
+        continue;
+      }
+      if (inbound.kind === "shutdown") return "bridge.shutdown";
+      await handle(deps, session, inbound, item.lineNo, emit);
+    }
+    return "end of input";
+  })();
+
+  const why = await Promise.race([reading, stopped]);
+  stopping = true;
+  unsubscribe();
+  log.info(`shutting down (${why}); ${ignored} events of other types ignored`);
+  let closed = 0;
+  try {
+    closed = await session.loop.shutdown(session.config.close_on_exit);
+  } catch (err) {
+    log.error(`shutdown failed: ${(err as Error).stack ?? err}`);
+  }
+  if (session.selection.ok) await session.selection.backend.dispose?.();
+  emit({ type: "bye", closed });
+  await io.flush();
+  return 0;
+}
+
+function emitReady(emit: (m: OutMessage) => void, version: string, selection: Selection): void {
+  emit(
+    selection.ok
+      ? { type: "ready", protocol: PROTOCOL_VERSION, version, backend: selection.backend.name }
+      : {
+        type: "ready",
+        protocol: PROTOCOL_VERSION,
+        version,
+        backend: null,
+        reason: `${selection.message}. ${selection.hint}`,
+      },
+  );
+}
+
+function contextFor(
+  selection: Selection,
+  rawUrl: string | null,
+  directory: string,
+  auth: LoopContext["auth"],
+  log: Logger,
+  emit: (m: OutMessage) => void,
+): LoopContext {
+  let serverUrl: string | null = null;
+  if (rawUrl) {
+    try {
+      const normalized = normalizeServerUrl(rawUrl);
+      serverUrl = normalized.url;
+      auth = auth ?? normalized.auth;
+    } catch (err) {
+      log.error((err as Error).message);
+      emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
+    }
+  }
+  const ctx: LoopContext = selection.ok ? { backend: selection.backend, serverUrl, directory } : {
+    backend: null,
+    noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
+    serverUrl,
+    directory,
+  };
+  if (auth) ctx.auth = auth;
+  return ctx;
+}
+
+async function handle(
+  deps: BridgeDeps,
+  session: Session,
+  inbound: Exclude<Inbound, { kind: "ignored" | "shutdown" }>,
+  line: number,
+  emit: (m: OutMessage) => void,
+): Promise<void> {
+  switch (inbound.kind) {
+    case "invalid":
+      emit({ type: "error", code: inbound.code, message: inbound.message, line });
+      return;
+    case "ping":
+      emit({ type: "pong", id: inbound.id });
+      return;
+    case "hello":
+      return await hello(deps, session, inbound.hello, line, emit);
+    default:
+      try {
+        session.loop.handle(inbound);
+      } catch (err) {
+        const e = toMuxError(err);
+        if (!isMuxError(e, "invalid_argument")) {
+          deps.log.error(`internal error on line ${line}: ${(err as Error).stack ?? err}`);
+        }
+        emit({
+          type: "error",
+          code: e.code === "invalid_argument" ? "invalid_message" : "internal",
+          message: e.message,
+          line,
+        });
+      }
+  }
+}
+
+async function hello(
+  deps: BridgeDeps,
+  session: Session,
+  msg: Hello,
+  line: number,
+  emit: (m: OutMessage) => void,
+): Promise<void> {
+  let config: Config;
+  let url: string;
+  let auth = msg.auth
+    ? { username: msg.auth.username ?? "opencode", password: msg.auth.password }
+    : session.ctx.auth;
+  try {
+    config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
+    const normalized = normalizeServerUrl(msg.serverUrl);
+    url = normalized.url;
+    auth = msg.auth ? auth : normalized.auth ?? auth;
+    validateDirectory(msg.directory);
+  } catch (err) {
+    const e = toMuxError(err);
+    emit({
+      type: "error",
+      code: e.code === "invalid_config" ? "invalid_config" : "invalid_message",
+      message: e.message,
+      line,
+    });
+    return;
+  }
+  const before = {
+    backend: session.selection.ok ? session.selection.backend.name : null,
+    url: session.ctx.serverUrl,
+  };
+  const reselect = msg.config !== undefined || !session.selection.ok;
+  if (reselect) {
+    const selection = await deps.select(config);
+    if (
+      session.selection.ok && (!selection.ok || selection.backend !== session.selection.backend)
+    ) {
+      // Open panes keep their own backend handle; only new panes use the new one.
+      deps.log.info(`backend changed by bridge.hello`);
+    }
+    session.selection = selection;
+  }
+  session.ctx = contextFor(session.selection, url, msg.directory, auth, deps.log, emit);
+  if (config !== session.config && session.loop.records().length === 0) {
+    session.loop = new SessionLoop(deps.loopDeps(config, emit), session.ctx);
+  } else {
+    session.loop.setContext(session.ctx);
+  }
+  session.config = config;
+  const after = {
+    backend: session.selection.ok ? session.selection.backend.name : null,
+    url: session.ctx.serverUrl,
+  };
+  if (after.backend !== before.backend || after.url !== before.url) {
+    emitReady(emit, deps.version, session.selection);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Reclaims panes left behind by a bridge that is gone: a recorded pane (or a pane carrying
+ * muxbridge's marks) whose owner process is dead is closed when its session is deleted, idle, or
+ * on a server that does not answer, and kept while the session is busy. Panes of a live owner
+ * are never touched; `cli` panes only with `all`.
+ *
+ * @module
+ */
+
+import type { Backend } from "./backend.ts";
+import type { Clock } from "./clock.ts";
+import { closePane } from "./close_pane.ts";
+import { toMuxError } from "./errors.ts";
+import type { BackendName } from "./identity.ts";
+import type { Logger } from "./log.ts";
+import type { OpencodeClient } from "./opencode_client.ts";
+import type { PaneRecord, PaneStore } from "./pane_store.ts";
+import { ownerAlive, type Processes } from "./processes.ts";
+
+/** One pane cleanup looked at, and what it decided. */
+export interface CleanupEntry {
+  /** The pane. */
+  paneId: string;
+  /** Its backend. */
+  backend: BackendName;
+  /** Its session. */
+  sessionId: string;
+  /** Why it was closed or kept. */
+  reason: string;
+}
+
+/** What cleanup did. */
+export interface CleanupReport {
+  /** Panes closed (or, in a dry run, that would be). */
+  closed: CleanupEntry[];
+  /** Panes kept. */
+  kept: CleanupEntry[];
+}
+
+/** What cleanup needs. */
+export interface CleanupDeps {
+  /** The record store. */
+  store: PaneStore;
+  /** Backends by name (only those usable here); a record of another backend is kept. */
+  backends: Partial<Record<BackendName, Backend>>;
+  /** The process seam. */
+  processes: Processes;
+  /** A server client for a recorded server URL (null: none can be built). */
+  client(serverUrl: string): OpencodeClient | null;
+  /** The clock. */
+  clock: Clock;
+  /** Logs. */
+  log: Logger;
+  /** `close_grace_ms`. */
+  graceMs: number;
+}
+
+/** Options of {@linkcode runCleanup}. */
+export interface CleanupOptions {
+  /** Decide and report, close nothing. */
+  dryRun: boolean;
+  /** Include panes opened by `muxbridge spawn` (owner `cli`). */
+  all: boolean;
+  /** Never touch panes of this owner (the bridge running the cleanup). */
+  self?: string;
+}
+
+type Verdict = { close: boolean; reason: string };
+
+async function sessionVerdict(
+  record: Pick<PaneRecord, "sessionId" | "server">,
+  deps: CleanupDeps,
+): Promise<Verdict> {
+  if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
+  const client = deps.client(record.server);
+  if (!client) return { close: true, reason: "owner gone, server unusable" };
+  try {
+    if ((await client.session(record.sessionId)) === null) {
+      return { close: true, reason: "session deleted" };
+    }
+    const status = (await client.statusMap()).get(record.sessionId);
+    return status === "busy"
+      ? { close: false, reason: "session busy" }
+      : { close: true, reason: "session idle" };
+  } catch (err) {
+    return { close: true, reason: `server unreachable (${toMuxError(err).code})` };
+  }
+}
+
+/**
+ * Runs a cleanup pass.
+ *
+ * @param deps Store, backends, processes, server clients.
+ * @param options Dry run, all, self.
+ * @returns What was closed and kept, each with its reason.
+ */
+export async function runCleanup(
+  deps: CleanupDeps,
+  options: CleanupOptions,
+): Promise<CleanupReport> {
+  const report: CleanupReport = { closed: [], kept: [] };
+  const { records, corrupt } = deps.store.list();
+  for (const c of corrupt) deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
+  const seen = new Set<string>();
+
+  const decide = async (
+    entry: Omit<CleanupEntry, "reason">,
+    owner: string,
+    record: PaneRecord | undefined,
+    pid: number | undefined,
+  ) => {
+    const keep = (reason: string) => report.kept.push({ ...entry, reason });
+    if (owner === options.self) return keep("owned by this bridge");
+    if (owner === "cli" && !options.all) return keep("opened by `muxbridge spawn`; use --all");
+    if (owner !== "cli" && ownerAlive(deps.processes, owner)) return keep("owner running");
+    const backend = deps.backends[entry.backend];
+    if (!backend) return keep(`${entry.backend} not available here`);
+    let info;
+    try {
+      info = await backend.inspect(entry.paneId);
+    } catch (err) {
+      return keep(`cannot inspect: ${toMuxError(err).message}`);
+    }
+    if (info === null) {
+      if (!options.dryRun && record) deps.store.remove(record.backend, record.paneId);
+      report.closed.push({ ...entry, reason: "already gone" });
+      return;
+    }
+    const verdict = await sessionVerdict(
+      { sessionId: entry.sessionId, server: record?.server },
+      deps,
+    );
+    if (!verdict.close) return keep(verdict.reason);
+    if (!options.dryRun) {
+      try {
+        await closePane(backend, entry.paneId, {
+          graceMs: deps.graceMs,
+          clock: deps.clock,
+          processes: deps.processes,
+          ...(pid !== undefined ? { pid } : {}),
+        });
+        if (record) deps.store.remove(record.backend, record.paneId);
+      } catch (err) {
+        return keep(`close failed: ${toMuxError(err).message}`);
+      }
+    }
+    report.closed.push({ ...entry, reason: verdict.reason });
+  };
+
+  for (const record of records) {
+    seen.add(`${record.backend}\0${record.paneId}`);
+    await decide(
+      { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId },
+      record.owner,
+      record,
+      record.pid,
+    );
+  }
+  // Panes that carry marks but no record (a crash between the split and the record).
+  for (const backend of Object.values(deps.backends)) {
+    if (!backend?.capabilities.marks) continue;
+    let marked;
+    try {
+      marked = await backend.listOwned();
+    } catch (err) {
+      deps.log.warn(`cannot list ${backend.name} panes: ${toMuxError(err).message}`);
+      continue;
+    }
+    for (const pane of marked) {
+      if (seen.has(`${backend.name}\0${pane.paneId}`) || !pane.owner || !pane.sessionId) continue;
+      await decide(
+        { paneId: pane.paneId, backend: backend.name, sessionId: pane.sessionId },
+        pane.owner,
+        undefined,
+        pane.pid,
+      );
+    }
+  }
+  return report;
+}

@@ -1,0 +1,180 @@
+/**
+ * `muxbridge doctor`: checks config, backend, binaries, versions, OpenCode and the server URL,
+ * each with a hint when it fails.
+ *
+ * @module
+ */
+
+import { envCredentials } from "../attach.ts";
+import type { Check } from "../backend.ts";
+import { toMuxError } from "../errors.ts";
+import { createOpencodeClient } from "../opencode_client.ts";
+import { selectBackend } from "../select_backend.ts";
+import { normalizeServerUrl } from "../validate.ts";
+import type { CliDeps, Command } from "./_command.ts";
+import { backendDeps, loadConfig } from "./_context.ts";
+
+/** Runs `<opencode_bin> --version`. */
+async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
+  try {
+    const r = await deps.run([bin, "--version"], { timeoutMs: 15_000, signal: deps.signal });
+    const version = /\d+\.\d+\.\d+\S*/.exec(r.stdout)?.[0];
+    if (r.code !== 0 || !version) {
+      return {
+        name: "opencode binary",
+        status: "fail",
+        detail: `${bin} --version exited ${r.code}`,
+        hint: "Check the opencode_bin setting",
+      };
+    }
+    return { name: "opencode binary", status: "pass", detail: `${bin} ${version}` };
+  } catch (err) {
+    const e = toMuxError(err);
+    return {
+      name: "opencode binary",
+      status: "fail",
+      detail: e.message,
+      hint: `Install OpenCode (npm install -g opencode-ai) or set opencode_bin`,
+    };
+  }
+}
+
+/** Probes the server the way the bridge will: health, a session lookup, auth. */
+async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
+  let url;
+  try {
+    url = normalizeServerUrl(rawUrl);
+  } catch (err) {
+    return [{
+      name: "server URL",
+      status: "fail",
+      detail: (err as Error).message,
+      hint: "Pass the URL OpenCode listens on",
+    }];
+  }
+  const auth = url.auth ?? envCredentials(deps.env);
+  const client = createOpencodeClient({
+    url: url.url,
+    fetch: deps.fetch,
+    ...(auth ? { auth } : {}),
+  });
+  const checks: Check[] = [];
+  try {
+    const health = await client.health(deps.signal);
+    checks.push({
+      name: "server health",
+      status: health.healthy ? "pass" : "fail",
+      detail: `${url.url} healthy=${health.healthy}${
+        health.version ? ` version ${health.version}` : ""
+      }`,
+      ...(health.healthy ? {} : { hint: "Restart OpenCode" }),
+    });
+  } catch (err) {
+    const e = toMuxError(err);
+    return [{
+      name: "server health",
+      status: "fail",
+      detail: e.message,
+      hint: e.hint ?? "Start OpenCode with --port 0",
+    }];
+  }
+  try {
+    await client.session("ses_muxbridgeDoctorProbe");
+    await client.statusMap(deps.signal);
+    checks.push({
+      name: "server session lookup",
+      status: "pass",
+      detail: auth ? "authenticated" : "no credentials needed",
+    });
+  } catch (err) {
+    const e = toMuxError(err);
+    checks.push({
+      name: "server session lookup",
+      status: "fail",
+      detail: e.message,
+      hint: e.hint ?? "Check the server URL",
+    });
+  }
+  return checks;
+}
+
+/** The `doctor` command. */
+export const doctorCommand: Command = {
+  name: "doctor",
+  summary: "Check backend, binaries, versions, OpenCode and the server",
+  usage: "muxbridge doctor [--url URL] [--json]",
+  help: [
+    "Every check prints pass, warn or fail with what it found and, for a failure, what to do.",
+    "Exit 1 if any check fails.",
+    "",
+    "Example:",
+    "  muxbridge doctor --url http://127.0.0.1:4096",
+  ].join("\n"),
+  flags: {
+    url: { type: "string", help: "Also probe this OpenCode server (health, session lookup, auth)" },
+  },
+  positionals: [0, 0],
+  json: true,
+  async run(inv, deps) {
+    const checks: Check[] = [];
+    let config;
+    try {
+      config = loadConfig(inv.global, deps);
+      checks.push({
+        name: "config",
+        status: "pass",
+        detail: `backend ${config.backend}, layout ${config.layout}`,
+      });
+    } catch (err) {
+      const e = toMuxError(err);
+      checks.push({
+        name: "config",
+        status: "fail",
+        detail: e.message,
+        hint: e.hint ?? "Fix the config file",
+      });
+    }
+    if (config) {
+      const bdeps = backendDeps(config, deps);
+      const layers = bdeps.identity.layers.map((l) => l.backend).join(" > ") || "none";
+      checks.push({
+        name: "environment",
+        status: bdeps.identity.backend ? "pass" : "warn",
+        detail: `multiplexer layers: ${layers}`,
+        ...(bdeps.identity.backend ? {} : {
+          hint: "Run inside tmux, zellij, herdr, kitty or cmux, or set backend and its target",
+        }),
+      });
+      const selection = await selectBackend(bdeps, deps.backends, deps.signal);
+      if (selection.ok) {
+        checks.push({
+          name: "backend",
+          status: "pass",
+          detail:
+            `${selection.backend.name} ${selection.probe.version} (${selection.probe.binary})`,
+        });
+        checks.push(...await selection.backend.doctor(deps.signal));
+        await selection.backend.dispose?.();
+      } else {
+        checks.push({
+          name: "backend",
+          status: "fail",
+          detail: selection.message,
+          hint: selection.hint,
+        });
+      }
+      checks.push(await opencodeCheck(config.opencode_bin, deps));
+    }
+    if (typeof inv.values.url === "string") {
+      checks.push(...await serverChecks(inv.values.url, deps));
+    }
+    const failed = checks.some((c) => c.status === "fail");
+    const text =
+      checks.map((c) =>
+        `${c.status.toUpperCase().padEnd(4)} ${c.name}: ${c.detail}${
+          c.hint && c.status !== "pass" ? `\n     hint: ${c.hint}` : ""
+        }`
+      ).join("\n") + "\n";
+    return { json: { checks }, text, exitCode: failed ? 1 : 0 };
+  },
+};

@@ -1,0 +1,623 @@
+/**
+ * The session loop: one {@linkcode SessionRecord} per child session, advanced by the pure
+ * machine in `session_machine.ts`, whose effects this loop runs against a {@linkcode Backend}.
+ *
+ * It owns the only session state (`records`), the timers (through the injected clock), the
+ * spawn queue (spawns and layouts run one at a time, so bursts never race the multiplexer), the
+ * pane watch (a pane that vanished is reported `gone`), and the durable pane records.
+ *
+ * @module
+ */
+
+import { attachArgv, attachEnv, type Credentials } from "./attach.ts";
+import type { Backend, SpawnRequest } from "./backend.ts";
+import { type Clock, type TimerId } from "./clock.ts";
+import { closePane, terminateSurvivor } from "./close_pane.ts";
+import type { Config } from "./config.ts";
+import { isMuxError, MuxError, toMuxError } from "./errors.ts";
+import type { Logger } from "./log.ts";
+import type { PaneStore } from "./pane_store.ts";
+import type { Processes } from "./processes.ts";
+import type { CloseReason, OutMessage, SessionInfo, SkipReason } from "./protocol.ts";
+import {
+  type Effect,
+  hasPane,
+  isBusy,
+  type MachineConfig,
+  type MachineEvent,
+  newRecord,
+  type SessionRecord,
+  transition,
+} from "./session_machine.ts";
+import { cleanTitle, SESSION_ID, validateDirectory } from "./validate.ts";
+
+/** Where panes go and what they attach to; replaced by a `bridge.hello`. */
+export interface LoopContext {
+  /** The backend, or null when none is usable. */
+  backend: Backend | null;
+  /** Why there is no backend (for `pane.skipped`). */
+  noBackend?: { reason: SkipReason; hint: string };
+  /** The OpenCode server URL (normalised), or null when none was given. */
+  serverUrl: string | null;
+  /** The bridge's directory: the fallback for a child without one. */
+  directory: string;
+  /** Credentials for the server; they reach panes only through the backend's environment. */
+  auth?: Credentials;
+}
+
+/** Session status as a server poll reports it. */
+export type PolledStatus = "busy" | "idle" | "absent" | "unknown";
+
+/** What the loop is built from. */
+export interface SessionLoopDeps {
+  /** The clock. */
+  clock: Clock;
+  /** Logs. */
+  log: Logger;
+  /** Writes one protocol message. */
+  emit: (message: OutMessage) => void;
+  /** The resolved config. */
+  config: Config;
+  /** Durable pane records. */
+  store: PaneStore;
+  /** The process seam (surviving pane programs). */
+  processes: Processes;
+  /** The owner stamp written into marks and records. */
+  owner: string;
+  /** Asks the server for one session's status before an idle close; absent means no recheck. */
+  checkStatus?: (sessionId: string) => Promise<PolledStatus>;
+}
+
+/** The machine timing derived from config. */
+export function machineConfig(config: Config, recheck: boolean): MachineConfig {
+  return {
+    idleCloseDelayMs: config.idle_close_delay_ms,
+    minPaneLifetimeMs: config.min_pane_lifetime_ms,
+    closeRetries: 2,
+    closeRetryDelayMs: Math.max(100, config.close_grace_ms),
+    recheck,
+  };
+}
+
+/** A session event the loop handles. */
+export type LoopInput =
+  | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
+  | { kind: "status"; sessionId: string; status: "busy" | "idle" }
+  | { kind: "job"; sessionId: string; running: boolean };
+
+/** Runtime handles of one open pane (not state: what the loop needs to act on the pane). */
+interface PaneHandle {
+  backend: Backend;
+  pid?: number;
+}
+
+const LAYOUT_DEBOUNCE_MS = 30;
+
+/** Runs every child session's machine. */
+export class SessionLoop {
+  readonly #deps: SessionLoopDeps;
+  #ctx: LoopContext;
+  readonly #records = new Map<string, SessionRecord>();
+  readonly #timers = new Map<string, TimerId>();
+  readonly #handles = new Map<string, PaneHandle>();
+  readonly #machine: MachineConfig;
+  #queue: Promise<void> = Promise.resolve();
+  #layoutTimer: TimerId | null = null;
+  #watchTimer: TimerId | null = null;
+  #watching = false;
+  #shuttingDown = false;
+  #closedAtShutdown = 0;
+  #settled: Array<() => void> = [];
+  #warnedUnreachable = false;
+
+  /**
+   * Creates a loop.
+   *
+   * @param deps Clock, logger, output, config, store, processes, owner.
+   * @param ctx Backend, server and directory.
+   */
+  constructor(deps: SessionLoopDeps, ctx: LoopContext) {
+    this.#deps = deps;
+    this.#ctx = ctx;
+    this.#machine = machineConfig(deps.config, deps.checkStatus !== undefined);
+  }
+
+  /** Replaces backend, server and directory (after a `bridge.hello`); open panes keep theirs. */
+  setContext(ctx: LoopContext): void {
+    this.#ctx = ctx;
+  }
+
+  /** The current context. */
+  get context(): LoopContext {
+    return this.#ctx;
+  }
+
+  /** A snapshot of every record (for tests and `list`). */
+  records(): SessionRecord[] {
+    return [...this.#records.values()];
+  }
+
+  /** Sessions the loop tracks that are not tombstoned (polling runs while this is non-zero). */
+  get tracked(): number {
+    let n = 0;
+    for (const r of this.#records.values()) if (r.state.kind !== "deleted") n++;
+    return n;
+  }
+
+  /**
+   * Handles one session event.
+   *
+   * @param input The event.
+   * @throws {MuxError} `invalid_argument` for a malformed session id (the bridge reports it).
+   */
+  handle(input: LoopInput): void {
+    if (this.#shuttingDown) return;
+    switch (input.kind) {
+      case "created":
+      case "updated": {
+        const { info } = input;
+        if (!info.parentId) return; // root sessions get no pane, silently
+        this.#checkId(info.id, input.kind === "created");
+        const title = cleanTitle(info.title);
+        let record = this.#records.get(info.id);
+        if (!record) {
+          record = newRecord(info.id, info.parentId, title, info.directory);
+          this.#records.set(info.id, record);
+        } else {
+          this.#feed(info.id, {
+            type: "updated",
+            title,
+            ...(info.directory ? { directory: info.directory } : {}),
+          });
+        }
+        if (input.kind === "created") this.#feed(info.id, { type: "created" });
+        return;
+      }
+      case "deleted":
+        this.#checkId(input.info.id, false);
+        this.#feedKnown(input.info.id, { type: "deleted" });
+        return;
+      case "status":
+        this.#checkId(input.sessionId, false);
+        this.#feedKnown(input.sessionId, { type: "status", status: input.status });
+        return;
+      case "job":
+        this.#checkId(input.sessionId, false);
+        this.#feedKnown(input.sessionId, { type: "job", running: input.running });
+        return;
+    }
+  }
+
+  /**
+   * Applies a status a server poll observed. Only `busy` and `idle` act; a session absent from
+   * the status map is never evidence of anything by itself.
+   *
+   * @param sessionId The session.
+   * @param status What the poll saw.
+   */
+  observe(sessionId: string, status: PolledStatus): void {
+    if (this.#shuttingDown || status === "absent" || status === "unknown") return;
+    const record = this.#records.get(sessionId);
+    if (!record) return;
+    // A poll that sees `idle` confirms an idle signal already seen; only events start a close.
+    if (status === "idle" && record.activity !== "idle") return;
+    this.#feed(sessionId, { type: "status", status });
+  }
+
+  /**
+   * Ends the loop: closes every owned pane (unless `closePanes` is false), waits for operations
+   * in flight, and stops all timers.
+   *
+   * @param closePanes Whether owned panes close (`close_on_exit`).
+   * @returns How many panes were closed for the shutdown.
+   */
+  async shutdown(closePanes: boolean): Promise<number> {
+    if (!this.#shuttingDown) {
+      this.#shuttingDown = true;
+      for (const id of [...this.#records.keys()]) this.#feed(id, { type: "shutdown", closePanes });
+    }
+    await this.#whenSettled();
+    this.#stopTimers();
+    return this.#closedAtShutdown;
+  }
+
+  #checkId(id: string, created: boolean): void {
+    if (SESSION_ID.test(id)) return;
+    if (created) {
+      this.#deps.emit({
+        type: "pane.skipped",
+        sessionID: id,
+        reason: "invalid_id",
+        hint: 'A session id is "ses_" followed by 1-128 letters or digits',
+      });
+    }
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use session id ${JSON.stringify(id.slice(0, 80))}`,
+    );
+  }
+
+  #feedKnown(id: string, event: MachineEvent): void {
+    if (!this.#records.has(id)) {
+      this.#deps.log.debug(`ignoring ${event.type} for untracked session ${id}`);
+      return;
+    }
+    this.#feed(id, event);
+  }
+
+  #feed(id: string, event: MachineEvent): void {
+    const record = this.#records.get(id);
+    if (!record) return;
+    const t = transition(record, event, this.#deps.clock.now(), this.#machine);
+    this.#records.set(id, t.record);
+    if (t.record.state.kind !== record.state.kind) {
+      this.#deps.log.debug(`${id}: ${record.state.kind} -> ${t.record.state.kind} (${event.type})`);
+    }
+    for (const effect of t.effects) this.#run(t.record, effect);
+    this.#checkSettled();
+  }
+
+  #run(record: SessionRecord, effect: Effect): void {
+    const id = record.id;
+    switch (effect.type) {
+      case "emit":
+        if (effect.message.type === "pane.closed" && effect.message.reason === "shutdown") {
+          this.#closedAtShutdown++;
+        }
+        this.#deps.emit(effect.message);
+        return;
+      case "arm": {
+        this.#disarm(id);
+        const ms = Math.max(0, effect.at - this.#deps.clock.now());
+        this.#timers.set(
+          id,
+          this.#deps.clock.setTimeout(() => {
+            this.#timers.delete(id);
+            this.#feed(id, { type: "timer" });
+          }, ms),
+        );
+        return;
+      }
+      case "disarm":
+        this.#disarm(id);
+        return;
+      case "spawn":
+        this.#enqueue(() => this.#spawn(id));
+        return;
+      case "close":
+        void this.#close(id, effect.paneId, effect.reason);
+        return;
+      case "retitle":
+        void this.#retitle(id, effect.paneId, effect.title);
+        return;
+      case "recheck":
+        void this.#recheck(id);
+        return;
+      case "layout":
+        this.#scheduleLayout();
+        return;
+      default: {
+        const never: never = effect;
+        throw new TypeError(`Unknown effect ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  #disarm(id: string): void {
+    const timer = this.#timers.get(id);
+    if (timer !== undefined) {
+      this.#deps.clock.clearTimeout(timer);
+      this.#timers.delete(id);
+    }
+  }
+
+  #enqueue(job: () => Promise<void>): void {
+    this.#queue = this.#queue.then(job).catch((err) => {
+      this.#deps.log.error(`internal error in queued operation: ${(err as Error).stack ?? err}`);
+    });
+  }
+
+  /** Builds the spawn request, or the reason there can be none. */
+  #request(record: SessionRecord): SpawnRequest | { skip: SkipReason; hint: string } {
+    const ctx = this.#ctx;
+    if (!ctx.backend) {
+      return {
+        skip: ctx.noBackend?.reason ?? "no_backend",
+        hint: ctx.noBackend?.hint ?? "Run OpenCode inside a supported multiplexer or set backend",
+      };
+    }
+    if (!ctx.serverUrl) {
+      return { skip: "server_unreachable", hint: "Send bridge.hello with serverUrl or pass --url" };
+    }
+    if (ctx.auth && !ctx.backend.capabilities.env) {
+      return {
+        skip: "auth_unsupported",
+        hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
+      };
+    }
+    let dir = ctx.directory;
+    if (record.directory) {
+      try {
+        dir = validateDirectory(record.directory);
+      } catch (err) {
+        this.#deps.log.warn(`${record.id}: ${(err as Error).message}; using ${dir}`);
+      }
+    }
+    return {
+      sessionId: record.id,
+      title: record.title,
+      argv: attachArgv(this.#deps.config.opencode_bin, ctx.serverUrl, record.id, dir),
+      cwd: dir,
+      env: attachEnv(ctx.auth),
+      owner: this.#deps.owner,
+    };
+  }
+
+  async #spawn(id: string): Promise<void> {
+    const record = this.#records.get(id);
+    if (!record || record.state.kind !== "opening") return;
+    const req = this.#request(record);
+    if ("skip" in req) {
+      this.#feed(id, {
+        type: "spawn_failed",
+        code: req.skip,
+        message: req.hint,
+        skip: { reason: req.skip, hint: req.hint },
+      });
+      return;
+    }
+    const backend = this.#ctx.backend!;
+    try {
+      const pane = await backend.spawn(req);
+      const handle: PaneHandle = { backend };
+      if (pane.pid !== undefined) handle.pid = pane.pid;
+      this.#handles.set(id, handle);
+      try {
+        this.#deps.store.put({
+          sessionId: id,
+          paneId: pane.paneId,
+          backend: backend.name,
+          title: record.title,
+          openedAt: new Date(this.#deps.clock.now()).toISOString(),
+          owner: this.#deps.owner,
+          ...(this.#ctx.serverUrl ? { server: this.#ctx.serverUrl } : {}),
+          directory: req.cwd,
+          ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
+        });
+      } catch (err) {
+        this.#deps.log.warn(
+          `cannot record pane ${pane.paneId} in ${this.#deps.store.dir}: ${(err as Error).message}`,
+        );
+      }
+      this.#feed(id, { type: "spawned", paneId: pane.paneId, backend: backend.name });
+      this.#ensureWatch();
+    } catch (err) {
+      const e = toMuxError(err);
+      this.#deps.log.warn(`${id}: cannot open pane: ${e.message}`);
+      const skip = skipFor(e);
+      this.#feed(id, {
+        type: "spawn_failed",
+        code: e.code,
+        message: e.message,
+        ...(skip ? { skip: { reason: skip, hint: e.hint ?? e.message } } : {}),
+      });
+    }
+  }
+
+  async #close(id: string, paneId: string, reason: CloseReason): Promise<void> {
+    const handle = this.#handles.get(id);
+    const backend = handle?.backend ?? this.#ctx.backend;
+    if (!backend) {
+      this.#feed(id, {
+        type: "close_failed",
+        code: "no_backend",
+        message: "No backend to close the pane with",
+      });
+      return;
+    }
+    try {
+      const result = await closePane(backend, paneId, {
+        graceMs: this.#deps.config.close_grace_ms,
+        clock: this.#deps.clock,
+        processes: this.#deps.processes,
+        ...(handle?.pid !== undefined ? { pid: handle.pid } : {}),
+      });
+      this.#deps.log.debug(`${id}: closed ${paneId} (${reason}) ${JSON.stringify(result)}`);
+      this.#forget(id, backend.name, paneId);
+      this.#feed(id, { type: "closed" });
+    } catch (err) {
+      const e = toMuxError(err);
+      this.#deps.log.warn(`${id}: cannot close pane ${paneId}: ${e.message}`);
+      this.#feed(id, { type: "close_failed", code: e.code, message: e.message });
+      const after = this.#records.get(id)?.state;
+      if (after?.kind === "stuck") this.#markStuck(id, backend.name, paneId);
+    }
+  }
+
+  #forget(id: string, backend: string, paneId: string): void {
+    this.#handles.delete(id);
+    try {
+      this.#deps.store.remove(backend, paneId);
+    } catch (err) {
+      this.#deps.log.warn(`cannot remove the record of pane ${paneId}: ${(err as Error).message}`);
+    }
+  }
+
+  #markStuck(id: string, backend: string, paneId: string): void {
+    const existing = this.#deps.store.list().records.find((r) =>
+      r.backend === backend && r.paneId === paneId
+    );
+    if (existing) {
+      try {
+        this.#deps.store.put({ ...existing, stuck: true });
+      } catch { /* the record stays as it was */ }
+    }
+    this.#deps.log.error(
+      `${id}: giving up on closing pane ${paneId}; \`muxbridge cleanup\` will retry`,
+    );
+  }
+
+  async #retitle(id: string, paneId: string, title: string): Promise<void> {
+    const backend = this.#handles.get(id)?.backend;
+    if (!backend?.capabilities.title) return;
+    try {
+      await backend.setTitle(paneId, title);
+    } catch (err) {
+      if (isMuxError(err, "pane_not_found")) return this.#noticeGone(id, paneId);
+      this.#deps.log.warn(`${id}: cannot retitle pane ${paneId}: ${(err as Error).message}`);
+    }
+  }
+
+  async #recheck(id: string): Promise<void> {
+    let status: PolledStatus = "unknown";
+    try {
+      status = await (this.#deps.checkStatus?.(id) ?? Promise.resolve<PolledStatus>("unknown"));
+    } catch (err) {
+      this.#deps.log.debug(`${id}: status recheck failed: ${(err as Error).message}`);
+    }
+    this.#feed(id, { type: "recheck", status });
+  }
+
+  #scheduleLayout(): void {
+    if (this.#layoutTimer !== null || this.#shuttingDown) return;
+    this.#layoutTimer = this.#deps.clock.setTimeout(() => {
+      this.#layoutTimer = null;
+      this.#enqueue(() => this.#layout());
+    }, LAYOUT_DEBOUNCE_MS);
+  }
+
+  async #layout(): Promise<void> {
+    const backend = this.#ctx.backend;
+    if (!backend?.capabilities.layout || this.#shuttingDown) return;
+    const panes = this.records()
+      .flatMap((r) =>
+        r.state.kind === "open" && this.#handles.get(r.id)?.backend === backend ? [r.state] : []
+      )
+      .sort((a, b) => a.openedAt - b.openedAt)
+      .map((s) => s.paneId);
+    if (panes.length === 0) return;
+    try {
+      const result = await backend.applyLayout({
+        layout: this.#deps.config.layout,
+        mainPaneSize: this.#deps.config.main_pane_size,
+        panes,
+      });
+      this.#deps.log.debug(
+        `layout ${this.#deps.config.layout}: ${
+          result.applied ? "applied" : "skipped"
+        } (${result.detail})`,
+      );
+    } catch (err) {
+      this.#deps.log.warn(`cannot apply layout: ${(err as Error).message}`);
+    }
+  }
+
+  /** Starts the pane watch while any pane is open. */
+  #ensureWatch(): void {
+    if (this.#watchTimer !== null || this.#shuttingDown) return;
+    this.#watchTimer = this.#deps.clock.setTimeout(() => {
+      this.#watchTimer = null;
+      void this.#watch();
+    }, this.#deps.config.poll_interval_ms);
+  }
+
+  async #watch(): Promise<void> {
+    if (this.#watching || this.#shuttingDown) return;
+    this.#watching = true;
+    try {
+      const open = this.records().flatMap((r) =>
+        r.state.kind === "open" ? [{ id: r.id, paneId: r.state.paneId }] : []
+      );
+      await Promise.all(open.map(async ({ id, paneId }) => {
+        const backend = this.#handles.get(id)?.backend;
+        if (!backend) return;
+        try {
+          const info = await backend.inspect(paneId);
+          if (info === null) return this.#noticeGone(id, paneId);
+          if (info.dead) {
+            // Its program exited but the pane stays (remain-on-exit): close what is left.
+            await closePane(backend, paneId, { graceMs: 0, clock: this.#deps.clock });
+            return this.#noticeGone(id, paneId);
+          }
+          this.#warnedUnreachable = false;
+        } catch (err) {
+          if (!this.#warnedUnreachable) {
+            this.#warnedUnreachable = true;
+            this.#deps.log.warn(`cannot check pane ${paneId}: ${(err as Error).message}`);
+          }
+        }
+      }));
+    } finally {
+      this.#watching = false;
+    }
+    if (this.records().some((r) => r.state.kind === "open")) this.#ensureWatch();
+  }
+
+  async #noticeGone(id: string, paneId: string): Promise<void> {
+    const record = this.#records.get(id);
+    if (record?.state.kind !== "open" || record.state.paneId !== paneId) return;
+    const handle = this.#handles.get(id);
+    this.#forget(id, handle?.backend.name ?? "", paneId);
+    this.#feed(id, { type: "gone", paneId });
+    // The pane went away behind muxbridge's back; its program may have survived it.
+    if (handle?.pid !== undefined && this.#deps.processes.alive(handle.pid)) {
+      await terminateSurvivor(
+        this.#deps.processes,
+        handle.pid,
+        this.#deps.clock,
+        this.#deps.config.close_grace_ms,
+      );
+    }
+  }
+
+  #stopTimers(): void {
+    for (const id of [...this.#timers.keys()]) this.#disarm(id);
+    for (const timer of [this.#layoutTimer, this.#watchTimer]) {
+      if (timer !== null) this.#deps.clock.clearTimeout(timer);
+    }
+    this.#layoutTimer = null;
+    this.#watchTimer = null;
+  }
+
+  #inFlight(): boolean {
+    for (const r of this.#records.values()) if (isBusy(r.state)) return true;
+    return false;
+  }
+
+  #checkSettled(): void {
+    if (this.#settled.length === 0 || this.#inFlight()) return;
+    const waiters = this.#settled;
+    this.#settled = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #whenSettled(): Promise<void> {
+    if (!this.#inFlight()) return Promise.resolve();
+    return new Promise((resolve) => this.#settled.push(resolve));
+  }
+
+  /** The panes this loop holds (open, closing or stuck), for `bye` accounting and tests. */
+  panes(): Array<{ sessionId: string; paneId: string; state: string }> {
+    return this.records().flatMap((r) =>
+      hasPane(r.state) ? [{ sessionId: r.id, paneId: r.state.paneId, state: r.state.kind }] : []
+    );
+  }
+}
+
+/** The skip reason an open failure maps to, when the child simply cannot have a pane now. */
+function skipFor(err: MuxError): SkipReason | undefined {
+  switch (err.code) {
+    case "no_space":
+    case "auth_unsupported":
+    case "unsupported_version":
+    case "backend_unreachable":
+      return err.code;
+    case "no_backend":
+    case "binary_not_found":
+      return "no_backend";
+    case "invalid_argument":
+      return "invalid_id";
+    default:
+      return undefined;
+  }
+}

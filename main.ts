@@ -1,0 +1,118 @@
+/**
+ * muxbridge's entry point: parses argv, builds the real dependencies, runs the command, renders
+ * its result and maps errors to exit codes. The only place that exits the process.
+ *
+ * @module
+ */
+
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import denoConfig from "./deno.json" with { type: "json" };
+import { BACKENDS } from "./backends/mod.ts";
+import type { BackendFactory } from "./lib/backend.ts";
+import { parseInvocation } from "./lib/cli.ts";
+import { createRealClock } from "./lib/clock.ts";
+import type { CliDeps } from "./lib/commands/_command.ts";
+import { COMMANDS } from "./lib/commands/mod.ts";
+import { exitCodeFor, isMuxError, MuxError } from "./lib/errors.ts";
+import { createRunner } from "./lib/exec.ts";
+import type { BackendName } from "./lib/identity.ts";
+import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/log.ts";
+import { createProcesses } from "./lib/processes.ts";
+import { processBridgeIO } from "./lib/stdio.ts";
+
+/** muxbridge's version, from deno.json. */
+export const VERSION: string = denoConfig.version;
+
+function runtime(): string {
+  const bun = (process.versions as Record<string, string | undefined>).bun;
+  if (bun) return `bun ${bun}`;
+  return typeof Deno !== "undefined"
+    ? `deno ${Deno.version.deno}`
+    : `node ${process.versions.node}`;
+}
+
+function args(): string[] {
+  return typeof Deno !== "undefined" &&
+      !(process.versions as Record<string, string | undefined>).bun
+    ? [...Deno.args]
+    : process.argv.slice(2);
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as { code?: string }).code === "ENOENT") return null;
+    throw new MuxError("invalid_config", `Cannot read "${path}": ${(err as Error).message}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseInvocation(argv, COMMANDS);
+  } catch (err) {
+    return fail(err);
+  }
+  if (parsed.kind === "help") {
+    process.stdout.write(parsed.text);
+    return 0;
+  }
+  const { command, invocation } = parsed;
+  const global = invocation.global;
+  const log = createLogger(
+    (global.logLevel ?? "info") as LogLevel,
+    global.logFile ? fileSink(global.logFile) : stderrSink,
+  );
+  const abort = new AbortController();
+  if (command.name !== "bridge") process.on("SIGINT", () => abort.abort());
+  const factories: Partial<Record<BackendName, BackendFactory>> = {};
+  for (const [name, row] of Object.entries(BACKENDS)) {
+    if (row) factories[name as BackendName] = row.create;
+  }
+  const deps: CliDeps = {
+    env: (name) => process.env[name],
+    run: createRunner(),
+    clock: createRealClock(),
+    processes: createProcesses(),
+    fetch: (input, init) => fetch(input, init),
+    readText,
+    stdout: (text) => process.stdout.write(text),
+    log,
+    cwd: process.cwd(),
+    version: VERSION,
+    runtime: runtime(),
+    signal: abort.signal,
+    bridgeIO: processBridgeIO,
+    backends: factories,
+  };
+  try {
+    const result = await command.run(invocation, deps);
+    if (global.json && result.json !== undefined) {
+      deps.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
+    } else if (result.text) deps.stdout(result.text);
+    return result.exitCode ?? 0;
+  } catch (err) {
+    if (abort.signal.aborted && !isMuxError(err)) {
+      return fail(new MuxError("interrupted", "Interrupted"));
+    }
+    return fail(err);
+  }
+}
+
+function fail(err: unknown): number {
+  if (err instanceof MuxError) {
+    // One line that says what went wrong and what to do (contract).
+    process.stderr.write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
+    return exitCodeFor(err.code);
+  }
+  process.stderr.write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);
+  return 1;
+}
+
+if (import.meta.main) {
+  const code = await main(args());
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  process.exit(code);
+}
