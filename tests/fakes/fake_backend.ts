@@ -1,0 +1,169 @@
+/**
+ * An in-memory backend for loop and bridge tests: panes live in a map, every call is recorded,
+ * and a test can make any operation fail, hang, or a pane vanish.
+ *
+ * @module
+ */
+
+import type {
+  Backend,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend.ts";
+import { MuxError } from "../../lib/errors.ts";
+import type { BackendName } from "../../lib/identity.ts";
+
+/** A pane of the fake. */
+export interface FakePane {
+  /** Its id. */
+  paneId: string;
+  /** The request that opened it. */
+  req: SpawnRequest;
+  /** Its title. */
+  title: string;
+  /** Its program ended but the pane stays. */
+  dead: boolean;
+  /** Whether the program ends on interrupt. */
+  exitsOnInterrupt: boolean;
+}
+
+/** The fake with its controls. */
+export interface FakeBackend extends Backend {
+  /** Open panes. */
+  panes: Map<string, FakePane>;
+  /** Calls, as `op paneId` strings. */
+  log: string[];
+  /** Makes the next N calls of an operation fail with this error. */
+  failNext(
+    op: "spawn" | "kill" | "interrupt" | "inspect" | "setTitle",
+    err: MuxError,
+    times?: number,
+  ): void;
+  /** Makes spawns wait until the returned release function is called. */
+  holdSpawns(): () => void;
+  /** Removes a pane behind muxbridge's back. */
+  vanish(paneId: string): void;
+  /** Layout requests received. */
+  layouts: LayoutRequest[];
+  /** Whether programs exit on interrupt (default true). */
+  exitsOnInterrupt: boolean;
+}
+
+/**
+ * Creates a fake backend.
+ *
+ * @param name The name it reports. @default "tmux"
+ * @param caps Capabilities to override.
+ * @returns The fake.
+ */
+export function createFakeBackend(
+  name: BackendName = "tmux",
+  caps: Partial<Capabilities> = {},
+): FakeBackend {
+  let next = 1;
+  const failures = new Map<string, { err: MuxError; times: number }>();
+  let hold: Promise<void> | null = null;
+  const fail = (op: string) => {
+    const f = failures.get(op);
+    if (!f) return;
+    if (--f.times <= 0) failures.delete(op);
+    throw f.err;
+  };
+  const need = (panes: Map<string, FakePane>, id: string) => {
+    const p = panes.get(id);
+    if (!p) throw new MuxError("pane_not_found", `Cannot find pane "${id}"`);
+    return p;
+  };
+  const fake: FakeBackend = {
+    name,
+    capabilities: { layout: true, title: true, env: true, marks: true, focusSafe: true, ...caps },
+    panes: new Map(),
+    log: [],
+    layouts: [],
+    exitsOnInterrupt: true,
+    failNext(op, err, times = 1) {
+      failures.set(op, { err, times });
+    },
+    holdSpawns() {
+      let release!: () => void;
+      hold = new Promise((r) => (release = r));
+      return () => {
+        hold = null;
+        release();
+      };
+    },
+    vanish(paneId) {
+      fake.panes.delete(paneId);
+    },
+    probe(): Promise<ProbeResult> {
+      return Promise.resolve({ binary: name, version: "9.9.9" });
+    },
+    async spawn(req): Promise<SpawnedPane> {
+      fake.log.push(`spawn ${req.sessionId}`);
+      if (hold) await hold;
+      fail("spawn");
+      const paneId = `%${next++}`;
+      fake.panes.set(paneId, {
+        paneId,
+        req,
+        title: req.title,
+        dead: false,
+        exitsOnInterrupt: fake.exitsOnInterrupt,
+      });
+      return { paneId };
+    },
+    inspect(paneId): Promise<PaneInfo | null> {
+      fail("inspect");
+      const p = fake.panes.get(paneId);
+      return Promise.resolve(
+        p
+          ? { paneId, dead: p.dead, title: p.title, sessionId: p.req.sessionId, owner: p.req.owner }
+          : null,
+      );
+    },
+    listOwned(): Promise<PaneInfo[]> {
+      return Promise.resolve(
+        [...fake.panes.values()].map((p) => ({
+          paneId: p.paneId,
+          dead: p.dead,
+          sessionId: p.req.sessionId,
+          owner: p.req.owner,
+        })),
+      );
+    },
+    interrupt(paneId) {
+      fake.log.push(`interrupt ${paneId}`);
+      fail("interrupt");
+      const p = need(fake.panes, paneId);
+      if (p.exitsOnInterrupt) fake.panes.delete(paneId);
+      return Promise.resolve();
+    },
+    kill(paneId) {
+      fake.log.push(`kill ${paneId}`);
+      fail("kill");
+      need(fake.panes, paneId);
+      fake.panes.delete(paneId);
+      return Promise.resolve();
+    },
+    setTitle(paneId, title) {
+      fake.log.push(`title ${paneId} ${title}`);
+      fail("setTitle");
+      need(fake.panes, paneId).title = title;
+      return Promise.resolve();
+    },
+    applyLayout(req): Promise<LayoutResult> {
+      fake.layouts.push(req);
+      return Promise.resolve({ applied: true, detail: "fake" });
+    },
+    doctor(): Promise<Check[]> {
+      return Promise.resolve([{ name: `${name} fake`, status: "pass", detail: "fake" }]);
+    },
+  };
+  return fake;
+}
