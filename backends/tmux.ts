@@ -101,6 +101,13 @@ function toInfo(row: PaneRow): PaneInfo {
   return info;
 }
 
+/** A pane carrying muxbridge's ownership mark (a junk value set by someone else does not count). */
+const isMarked = (row: PaneRow) => SESSION_ID.test(row.session);
+
+/** What to do when the anchor cannot be found. */
+const ANCHOR_HINT =
+  "Run muxbridge in the tmux pane it should open panes next to, or set tmux.target to a live pane";
+
 /** Pane number of `%N`, for "most recent" (tmux never reuses a pane id, research §0). */
 const paneNumber = (id: string) => Number(id.slice(1));
 
@@ -168,15 +175,16 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     const ref = anchorRef();
     if (PANE_ID.test(ref)) return ref;
     if (resolvedAnchor?.ref === ref) return resolvedAnchor.paneId;
-    const stdout = await tmux.must(
-      `find tmux.target "${ref}"`,
-      [["list-panes", "-t", ref, "-F", PANE_FORMAT]],
-      signal,
-    );
-    const rows = parsePaneRows(stdout);
+    const result = await tmux.run([["list-panes", "-t", ref, "-F", PANE_FORMAT]], signal);
+    const err = result.code === 0 ? undefined : tmuxError(`use tmux.target "${ref}"`, result);
+    if (err && err.code !== "pane_not_found") throw err;
+    const rows = err ? [] : parsePaneRows(result.stdout);
     const pane = rows.find((r) => r.active) ?? rows[0];
     if (!pane) {
-      throw new MuxError("pane_not_found", `Cannot find tmux.target "${ref}": it has no panes`);
+      throw new MuxError("pane_not_found", `Cannot find tmux.target "${ref}"`, {
+        cause: err,
+        hint: ANCHOR_HINT,
+      });
     }
     resolvedAnchor = { ref, paneId: pane.paneId };
     return pane.paneId;
@@ -185,20 +193,16 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
   /** Every pane of the anchor's session, and the anchor's own row. */
   const anchorSession = async (signal?: AbortSignal) => {
     const anchor = await resolveAnchor(signal);
-    const rows = parsePaneRows(
-      await tmux.must(
-        `list the panes next to anchor "${anchor}"`,
-        [["list-panes", "-s", "-t", anchor, "-F", PANE_FORMAT]],
-        signal,
-      ).catch((err) => {
-        if (isMuxError(err, "pane_not_found")) resolvedAnchor = undefined;
-        throw err;
-      }),
-    );
+    const result = await tmux.run([["list-panes", "-s", "-t", anchor, "-F", PANE_FORMAT]], signal);
+    const err = result.code === 0 ? undefined : tmuxError(`use anchor "${anchor}"`, result);
+    if (err && err.code !== "pane_not_found") throw err;
+    const rows = err ? [] : parsePaneRows(result.stdout);
     const anchorRow = rows.find((r) => r.paneId === anchor);
     if (!anchorRow) {
+      resolvedAnchor = undefined;
       throw new MuxError("pane_not_found", `Cannot find anchor pane "${anchor}"`, {
-        hint: "Run muxbridge in the pane it should open panes next to, or set tmux.target",
+        cause: err,
+        hint: ANCHOR_HINT,
       });
     }
     return { anchor, rows, anchorRow };
@@ -227,7 +231,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       // The first child splits the anchor to the right; later ones split the newest owned pane
       // of the anchor's window downwards, so the user's own panes are split at most once.
       const last = rows
-        .filter((r) => r.windowId === anchorRow.windowId && r.paneId !== anchor && r.session)
+        .filter((r) => r.windowId === anchorRow.windowId && r.paneId !== anchor && isMarked(r))
         .sort((a, b) => paneNumber(b.paneId) - paneNumber(a.paneId))[0];
       const target = last?.paneId ?? anchor;
       const split = ["split-window", last ? "-v" : "-h", ...open, "-t", target, ...command];
@@ -326,7 +330,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       [["list-panes", "-a", "-F", PANE_FORMAT]],
       signal,
     );
-    return parsePaneRows(stdout).filter((r) => SESSION_ID.test(r.session)).map(toInfo);
+    return parsePaneRows(stdout).filter(isMarked).map(toInfo);
   };
 
   const applyLayout = async (req: LayoutRequest, signal?: AbortSignal): Promise<LayoutResult> => {
@@ -336,7 +340,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       });
     }
     const { anchor, rows } = await anchorSession(signal);
-    const owned = new Set([...req.panes, ...rows.filter((r) => r.session).map((r) => r.paneId)]);
+    const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
     owned.delete(anchor);
     const plan = planLayout({
       rows,
@@ -422,11 +426,10 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       checks.push(failed("tmux server", err));
     }
     try {
-      const anchor = await resolveAnchor(signal);
-      await tmux.must(`list anchor "${anchor}"`, [["list-panes", "-t", anchor]], signal);
+      const { anchor } = await anchorSession(signal);
       checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${anchor}` });
     } catch (err) {
-      checks.push(failed("tmux anchor", err, "Run inside tmux or set tmux.target"));
+      checks.push(failed("tmux anchor", err, ANCHOR_HINT));
     }
     return checks;
   };

@@ -685,3 +685,19 @@ Deno.test("tmux backend fails with backend_unreachable, promptly, once the serve
     assert.equal(doctor.find((c) => c.name === "tmux server")?.status, "fail");
   });
 });
+
+Deno.test("tmux spawn() next to a pane that is gone fails pane_not_found with an anchor hint", async () => {
+  await withServer({}, async (server) => {
+    const backend = liveBackend(server, { tmux: { target: "%77" } });
+    await assert.rejects(backend.spawn(spawnReq("ses_a", SLEEP, server.dir)), (err: unknown) => {
+      assert.ok(isMuxError(err, "pane_not_found"));
+      assert.match(err.hint ?? "", /tmux.target/);
+      return true;
+    });
+    const named = liveBackend(server, { tmux: { target: "nosuchsession" } });
+    await assertMuxError(named.spawn(spawnReq("ses_a", SLEEP, server.dir)), "pane_not_found");
+    const check = (await backend.doctor()).find((c) => c.name === "tmux anchor");
+    assert.equal(check?.status, "fail");
+    assert.match(check?.hint ?? "", /tmux.target/);
+  });
+});
