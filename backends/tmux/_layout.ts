@@ -1,0 +1,204 @@
+/**
+ * Private to the tmux backend: the layout plan. Pure: given the panes of the anchor's session, it
+ * returns the tmux commands to run and what they do, so the rules are tested without a server.
+ *
+ * The rule: muxbridge never reshapes a pane it does not own. `select-layout` rearranges every
+ * pane of a window, so it runs only on a window that holds the anchor and owned panes and nothing
+ * else. In a window that also holds the user's panes, only containers of the window's layout
+ * tree whose every child is an owned pane are evened out with `resize-pane`: a resize moves the
+ * border between siblings of the pane's parent container and nothing outside it
+ * (`layout_resize_pane`, tmux 3.3a `layout.c`), so the user's panes keep their size.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import type { LayoutName } from "../../lib/config.ts";
+import type { PaneRow } from "./_parse.ts";
+import { parseTmuxVersion } from "./_parse.ts";
+
+/** A cell of a window's layout tree. */
+export type LayoutCell =
+  | { kind: "pane"; paneId: string; width: number; height: number }
+  | { kind: "lr" | "tb"; width: number; height: number; children: LayoutCell[] };
+
+/**
+ * Parses `#{window_layout}`: `csum,WxH,X,Y` then `,ID` (a pane), `{…}` (left-right) or `[…]`
+ * (top-bottom), children joined by commas (tmux `layout-custom.c`, e.g.
+ * `5f21,200x50,0,0{119x50,0,0,0,80x50,120,0[80x24,120,0,2,80x25,120,25,3]}`, research §1.8).
+ *
+ * @param text The layout string.
+ * @returns The root cell, or null when the text does not parse.
+ */
+export function parseWindowLayout(text: string): LayoutCell | null {
+  const m = /^[0-9a-f]{4},/.exec(text);
+  if (!m) return null;
+  let at = m[0].length;
+  const cell = (): LayoutCell | null => {
+    const g = /^(\d+)x(\d+),(\d+),(\d+)/.exec(text.slice(at));
+    if (!g) return null;
+    at += g[0].length;
+    const width = Number(g[1]);
+    const height = Number(g[2]);
+    const open = text[at];
+    if (open === "{" || open === "[") {
+      at++;
+      const children: LayoutCell[] = [];
+      while (true) {
+        const child = cell();
+        if (!child) return null;
+        children.push(child);
+        const next = text[at++];
+        if (next === ",") continue;
+        if (next === (open === "{" ? "}" : "]")) break;
+        return null;
+      }
+      return { kind: open === "{" ? "lr" : "tb", width, height, children };
+    }
+    const id = /^,(\d+)/.exec(text.slice(at));
+    if (!id) return null;
+    at += id[0].length;
+    return { kind: "pane", paneId: `%${id[1]}`, width, height };
+  };
+  const root = cell();
+  return root && at === text.length ? root : null;
+}
+
+/** Sizes that sum to `total`, differing by at most one, larger first. */
+function evenSizes(total: number, n: number): number[] {
+  return Array.from({ length: n }, (_, i) => Math.floor(total / n) + (i < total % n ? 1 : 0));
+}
+
+/**
+ * The `resize-pane` commands that even out every container whose children are all owned panes.
+ * Each command fixes one child; later children absorb the change, so the commands run in order,
+ * twice (a grow may take from an earlier sibling when a later one is at its minimum).
+ */
+function evenOwnedContainers(root: LayoutCell, owned: ReadonlySet<string>): string[][] {
+  const commands: string[][] = [];
+  const visit = (cell: LayoutCell) => {
+    if (cell.kind === "pane") return;
+    cell.children.forEach(visit);
+    const panes = cell.children.filter((c) => c.kind === "pane" && owned.has(c.paneId));
+    if (panes.length < 2 || panes.length !== cell.children.length) return;
+    const axis = cell.kind === "tb" ? "height" : "width";
+    const sizes = panes.map((p) => p[axis]);
+    if (Math.max(...sizes) - Math.min(...sizes) <= 1) return;
+    const targets = evenSizes(sizes.reduce((a, b) => a + b, 0), panes.length);
+    const pass = panes.slice(0, -1).map((p, i) => [
+      "resize-pane",
+      "-t",
+      (p as { paneId: string }).paneId,
+      axis === "height" ? "-y" : "-x",
+      String(targets[i]),
+    ]);
+    commands.push(...pass, ...pass);
+  };
+  visit(root);
+  return commands;
+}
+
+/** What {@linkcode planLayout} is given. */
+export interface LayoutInput {
+  /** Every pane of the anchor's session. */
+  rows: readonly PaneRow[];
+  /** The anchor pane (`%N`). */
+  anchor: string;
+  /** Panes muxbridge owns (the caller's and every pane carrying an ownership mark). */
+  owned: ReadonlySet<string>;
+  /** The requested layout. */
+  layout: LayoutName;
+  /** Percent of the window for the main pane. */
+  mainPaneSize: number;
+}
+
+/** What to run and what it means. */
+export interface LayoutPlan {
+  /** tmux commands (each an argv after the server flags), to run in order. */
+  commands: string[][];
+  /** One phrase per decision. */
+  detail: string[];
+}
+
+/**
+ * The `main-pane-width`/`-height` value: a percentage from tmux 3.2 on, cells before (CHANGES
+ * 3.2: "main-pane-width and main-pane-height can be a percentage").
+ *
+ * @param version The server's `#{version}`.
+ * @param cells The window's width (main-vertical) or height (main-horizontal).
+ * @param percent The main pane's share.
+ * @returns The option value.
+ */
+export function mainPaneValue(version: string, cells: number, percent: number): string {
+  const v = parseTmuxVersion(version);
+  if (v === null || semver.gte(v, "3.2.0")) return `${percent}%`;
+  return String(Math.max(1, Math.round((cells * percent) / 100)));
+}
+
+/**
+ * Plans a layout for the anchor's window and muxbridge's overflow windows.
+ *
+ * @param input The session's panes, the anchor, the owned set and the request.
+ * @returns Commands and details; no commands means nothing to change.
+ */
+export function planLayout(input: LayoutInput): LayoutPlan {
+  const { rows, anchor, owned, layout } = input;
+  const plan: LayoutPlan = { commands: [], detail: [] };
+  const anchorRow = rows.find((r) => r.paneId === anchor);
+  if (!anchorRow) return { commands: [], detail: [`anchor ${anchor} not found`] };
+  const win = anchorRow.windowId;
+  const inWindow = rows.filter((r) => r.windowId === win);
+  const mine = inWindow.filter((r) => r.paneId !== anchor && owned.has(r.paneId));
+  const foreign = inWindow.filter((r) => r.paneId !== anchor && !owned.has(r.paneId));
+  const isMain = layout === "main-vertical" || layout === "main-horizontal";
+  const anchorFirst = inWindow.every((r) => r.index >= anchorRow.index);
+  if (anchorRow.windowZoomed) {
+    // select-layout and resize-pane unzoom the window (tmux 3.3a): the user chose to zoom.
+    plan.detail.push(`window ${win} is zoomed: left as it is`);
+  } else if (mine.length === 0) {
+    plan.detail.push(`no owned panes in window ${win}`);
+  } else if (foreign.length === 0 && (!isMain || anchorFirst)) {
+    if (isMain) {
+      const vertical = layout === "main-vertical";
+      plan.commands.push([
+        "set-window-option",
+        "-t",
+        win,
+        vertical ? "main-pane-width" : "main-pane-height",
+        mainPaneValue(
+          anchorRow.version,
+          vertical ? anchorRow.windowWidth : anchorRow.windowHeight,
+          input.mainPaneSize,
+        ),
+      ]);
+    }
+    plan.commands.push(["select-layout", "-t", win, layout]);
+    plan.detail.push(`${layout} on window ${win}`);
+  } else {
+    const why = foreign.length > 0
+      ? `user panes present in window ${win} (${foreign.map((r) => r.paneId).join(" ")})`
+      : `anchor ${anchor} is not the first pane of window ${win}`;
+    const tree = parseWindowLayout(anchorRow.windowLayout);
+    const even = tree ? evenOwnedContainers(tree, owned) : [];
+    plan.commands.push(...even);
+    plan.detail.push(
+      even.length > 0
+        ? `${why}: ${layout} not applied, owned panes evened out among themselves`
+        : `${why}: ${layout} not applied, owned panes left as they are`,
+    );
+  }
+  const overflow = new Map<string, PaneRow[]>();
+  for (const r of rows) {
+    if (r.windowId !== win && r.overflow) {
+      overflow.set(r.windowId, [...(overflow.get(r.windowId) ?? []), r]);
+    }
+  }
+  for (const [id, panes] of overflow) {
+    if (panes.length < 2 || panes[0].windowZoomed) continue;
+    if (panes.every((p) => owned.has(p.paneId))) {
+      plan.commands.push(["select-layout", "-t", id, "tiled"]);
+      plan.detail.push(`tiled on overflow window ${id}`);
+    } else plan.detail.push(`user panes present in overflow window ${id}: not arranged`);
+  }
+  return plan;
+}
