@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Backend } from "./backend.ts";
+import type { Backend, PaneInfo } from "./backend.ts";
 import { type Clock, waitFor } from "./clock.ts";
 import { isMuxError, MuxError } from "./errors.ts";
 import type { Processes } from "./processes.ts";
@@ -67,39 +67,40 @@ export async function closePane(
   const before = await backend.inspect(paneId, options.signal);
   if (!before) return { alreadyGone: true, killed: false, programTerminated: false };
   const pid = before.pid ?? options.pid;
-  const present = async () => {
-    const info = await backend.inspect(paneId);
-    return info !== null && !info.dead;
-  };
+  // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
+  let last: PaneInfo | null = before;
+  if (!before.dead) {
+    if (await unlessGone(() => backend.interrupt(paneId, options.signal))) last = null;
+    else if (options.graceMs > 0) {
+      await waitFor(clock, async () => {
+        last = await backend.inspect(paneId);
+        return last === null || last.dead;
+      }, {
+        deadline: clock.now() + options.graceMs,
+        initialIntervalMs: 10,
+        maxIntervalMs: 50,
+        signal: options.signal,
+      });
+    }
+  }
   let killed = false;
-  let gone = before.dead
-    ? false
-    : await unlessGone(() => backend.interrupt(paneId, options.signal));
-  if (!gone && !before.dead && options.graceMs > 0) {
-    gone = await waitFor(clock, async () => !(await present()), {
-      deadline: clock.now() + options.graceMs,
-      initialIntervalMs: 10,
-      maxIntervalMs: 50,
-      signal: options.signal,
-    });
-  }
-  // The interrupt may have ended the program while the pane stays (remain-on-exit, held panes).
-  if ((await backend.inspect(paneId)) !== null) {
+  // Still there (or its program ended but the pane stays: remain-on-exit, held panes): kill it.
+  if (last !== null) {
     killed = !(await unlessGone(() => backend.kill(paneId)));
-  }
-  const verified = await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
-    deadline: clock.now() + (options.verifyMs ?? 2000),
-    initialIntervalMs: 5,
-    maxIntervalMs: 100,
-  });
-  if (!verified) {
-    throw new MuxError(
-      "close_unverified",
-      `Cannot close pane "${paneId}": it is still there after the kill`,
-      {
-        hint: `Close it by hand; \`muxbridge list\` still shows it`,
-      },
-    );
+    const verified = await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
+      deadline: clock.now() + (options.verifyMs ?? 2000),
+      initialIntervalMs: 5,
+      maxIntervalMs: 100,
+    });
+    if (!verified) {
+      throw new MuxError(
+        "close_unverified",
+        `Cannot close pane "${paneId}": it is still there after the kill`,
+        {
+          hint: "Close it by hand; `muxbridge list` still shows it",
+        },
+      );
+    }
   }
   const programTerminated = pid !== undefined && options.processes
     ? await terminateSurvivor(options.processes, pid, clock, options.graceMs)

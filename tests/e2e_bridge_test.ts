@@ -1,0 +1,229 @@
+/**
+ * End to end: the real entry point in bridge mode, fed NDJSON on stdin, against a real private
+ * tmux server; assertions on stdout and on tmux's real state.
+ */
+
+import assert from "node:assert/strict";
+import { createRealClock, waitFor } from "../lib/clock.ts";
+import { events, recordedArgv, startBridge, writeStandIn } from "./helpers/bridge_process.ts";
+import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
+
+const clock = createRealClock();
+const P = "ses_e2eParent";
+
+interface Setup {
+  server: TmuxServer;
+  dir: string;
+  env: Record<string, string>;
+  standIn: string;
+}
+
+async function setup(
+  config: Record<string, unknown> = {},
+  standInOpts: { ignoreSignals?: boolean } = {},
+): Promise<Setup> {
+  const server = await startTmuxServer();
+  const dir = `${server.dir}/bridge`;
+  await Deno.mkdir(dir);
+  const standIn = await writeStandIn(dir, standInOpts);
+  const configPath = `${dir}/config.json`;
+  await Deno.writeTextFile(
+    configPath,
+    JSON.stringify({
+      backend: "tmux",
+      tmux: { socket_name: server.socketName, target: server.anchorPane },
+      opencode_bin: standIn,
+      idle_close_delay_ms: 300,
+      min_pane_lifetime_ms: 300,
+      close_grace_ms: 300,
+      poll_interval_ms: 300,
+      ...config,
+    }),
+  );
+  const env = {
+    ...server.env,
+    MUXBRIDGE_CONFIG: configPath,
+    MUXBRIDGE_STATE_DIR: `${dir}/state`,
+    XDG_CONFIG_HOME: `${dir}/xdg`,
+  };
+  return { server, dir, env, standIn };
+}
+
+async function panes(
+  server: TmuxServer,
+): Promise<Map<string, { title: string; width: number; height: number; session: string }>> {
+  const out = await server.tmux([
+    "list-panes",
+    "-a",
+    "-F",
+    "#{pane_id}\t#{pane_title}\t#{pane_width}\t#{pane_height}\t#{@muxbridge-session}",
+  ]);
+  const map = new Map();
+  for (const line of out.trim().split("\n").filter(Boolean)) {
+    const [id, title, w, h, session] = line.split("\t");
+    map.set(id, { title, width: Number(w), height: Number(h), session });
+  }
+  return map;
+}
+
+const isType =
+  (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
+    l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
+    (reason === undefined || l.reason === reason);
+
+Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes on delete, and never touches the user's pane", async () => {
+  const s = await setup();
+  try {
+    const userPane = (await s.server.tmux([
+      "split-window",
+      "-d",
+      "-h",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-t",
+      s.server.anchorPane,
+      "--",
+      "sleep",
+      "100000",
+    ])).trim();
+    const userBefore = (await panes(s.server)).get(userPane)!;
+    const project = `${s.dir}/project with 'quotes' and "double" $(x) spaces`;
+    await Deno.mkdir(project);
+    const bridge = startBridge(["--url", "http://127.0.0.1:4096/", "--dir", s.dir], s.env);
+    try {
+      const ready = await bridge.waitFor(isType("ready"));
+      assert.equal(ready.backend, "tmux");
+      assert.equal(ready.protocol, 1);
+      const A = "ses_e2eChildA", B = "ses_e2eChildB";
+      const hostile = "fix $(touch pwned) `touch pwned2`; 'q' \"d\"\n\u001b]0;evil\u0007 -rf";
+      await bridge.send(events.created(P, "parent", null, s.dir));
+      await bridge.send(events.created(A, hostile, P, project));
+      await bridge.send(events.status(A, "busy"));
+      await bridge.send(events.created(B, "child B", P, s.dir));
+      const openedA = await bridge.waitFor(isType("pane.opened", A));
+      const openedB = await bridge.waitFor(isType("pane.opened", B));
+      const paneA = String(openedA.paneId), paneB = String(openedB.paneId);
+      let live = await panes(s.server);
+      assert.equal(live.get(paneA)?.session, A, "ownership mark");
+      assert.equal(
+        live.get(paneA)?.title,
+        "fix $(touch pwned) `touch pwned2`; 'q' \"d\"]0;evil -rf",
+      );
+      // The stand-in received exactly the contract's argv, hostile directory included.
+      await waitFor(clock, async () => (await recordedArgv(s.dir)).length >= 2, {
+        deadline: clock.now() + 5000,
+      });
+      const argvs = await recordedArgv(s.dir);
+      assert.deepEqual(argvs.find((a) => a[3] === A), [
+        "attach",
+        "http://127.0.0.1:4096",
+        "--session",
+        A,
+        "--dir",
+        project,
+      ]);
+      assert.equal(
+        (await Array.fromAsync(Deno.readDir(project))).length,
+        0,
+        "nothing was executed from the title",
+      );
+
+      await bridge.send(events.updated(A, "renamed A", P, project));
+      assert.ok(
+        await waitFor(
+          clock,
+          async () => (await panes(s.server)).get(paneA)?.title === "renamed A",
+          { deadline: clock.now() + 5000 },
+        ),
+      );
+
+      await bridge.send(events.status(A, "idle"));
+      await bridge.send(events.idle(A));
+      await bridge.waitFor(isType("pane.closed", A, "idle"));
+      assert.ok(!(await panes(s.server)).has(paneA), "the idle pane is really gone");
+
+      await bridge.send(events.status(A, "busy"));
+      const reopened = await bridge.waitFor((l) =>
+        isType("pane.opened", A)(l) && l.paneId !== paneA
+      );
+      await bridge.send(events.deleted(B, P, s.dir));
+      await bridge.waitFor(isType("pane.closed", B, "deleted"));
+      live = await panes(s.server);
+      assert.ok(!live.has(paneB));
+      assert.ok(live.has(String(reopened.paneId)));
+      const userAfter = live.get(userPane)!;
+      assert.deepEqual(userAfter, userBefore, "the user's pane keeps its size and title");
+
+      bridge.kill("SIGTERM");
+      const bye = await bridge.waitFor(isType("bye"));
+      assert.equal(bye.closed, 1);
+      assert.equal((await bridge.status).code, 0);
+      live = await panes(s.server);
+      assert.deepEqual([...live.keys()].sort(), [s.server.anchorPane, userPane].sort());
+      assert.deepEqual(bridge.junk, [], "stdout carries nothing but protocol lines");
+      assert.equal(bridge.lines[0].type, "ready");
+      assert.equal(bridge.lines.at(-1)?.type, "bye");
+    } finally {
+      bridge.kill("SIGKILL");
+      await bridge.status.catch(() => {});
+    }
+  } finally {
+    await s.server.close();
+  }
+});
+
+Deno.test("bridge process answers malformed lines with errors, keeps serving, and says bye at end of input", async () => {
+  const s = await setup();
+  try {
+    const bridge = startBridge(["--url", "http://127.0.0.1:4096"], s.env);
+    await bridge.waitFor(isType("ready"));
+    await bridge.sendRaw('not json\n{"type":"bridge.ping","id":1}\n{"type":"session.created"}\n');
+    await bridge.send({ type: "bridge.ping", id: "two" });
+    await bridge.endInput();
+    await bridge.waitFor(isType("bye"));
+    assert.equal((await bridge.status).code, 0);
+    assert.deepEqual(
+      bridge.lines.map((l) => l.type === "error" ? `error ${l.code} ${l.line}` : l.type),
+      [
+        "ready",
+        "error invalid_json 1",
+        "pong",
+        "error invalid_message 3",
+        "pong",
+        "bye",
+      ],
+    );
+    assert.deepEqual(bridge.junk, []);
+  } finally {
+    await s.server.close();
+  }
+});
+
+Deno.test("bridge survives its tmux server being killed: failures are reported, the process keeps serving", async () => {
+  const s = await setup();
+  try {
+    const bridge = startBridge(["--url", "http://127.0.0.1:4096"], s.env);
+    try {
+      await bridge.waitFor(isType("ready"));
+      const C = "ses_e2eDoomed";
+      await bridge.send(events.created(C, "doomed", P, s.dir));
+      await bridge.waitFor(isType("pane.opened", C));
+      await s.server.run(["kill-server"]);
+      await bridge.send(events.deleted(C, P, s.dir));
+      const failed = await bridge.waitFor(isType("pane.failed", C), 20_000);
+      assert.equal(failed.op, "close");
+      assert.equal(failed.code, "backend_unreachable");
+      await bridge.send({ type: "bridge.ping", id: 5 });
+      await bridge.waitFor((l) => l.type === "pong" && l.id === 5);
+      await bridge.endInput();
+      await bridge.waitFor(isType("bye"));
+      assert.equal((await bridge.status).code, 0);
+    } finally {
+      bridge.kill("SIGKILL");
+      await bridge.status.catch(() => {});
+    }
+  } finally {
+    await s.server.close();
+  }
+});

@@ -1,0 +1,178 @@
+/**
+ * Runs the real muxbridge entry point as a child process (bridge mode or a CLI command) with an
+ * isolated HOME, state directory and config, and a stand-in for `opencode attach` that records
+ * the argv it receives NUL-separated.
+ *
+ * @module
+ */
+
+import { createRealClock, waitFor } from "../../lib/clock.ts";
+
+/** The command that runs muxbridge: `MUXBRIDGE_TEST_BIN` (a compiled binary) or `deno run main.ts`. */
+export function muxbridgeArgv(): string[] {
+  const bin = Deno.env.get("MUXBRIDGE_TEST_BIN");
+  if (bin) return [bin];
+  const root = new URL("../../", import.meta.url).pathname;
+  return [Deno.execPath(), "run", "--allow-all", "--quiet", `${root}main.ts`];
+}
+
+/**
+ * Writes the stand-in `opencode`: it records its arguments (NUL-separated, without `$0`) and
+ * exits on Ctrl+C.
+ */
+export async function writeStandIn(
+  dir: string,
+  opts: { ignoreSignals?: boolean } = {},
+): Promise<string> {
+  const path = `${dir}/opencode-stand-in`;
+  const trap = opts.ignoreSignals ? "trap '' INT TERM HUP" : "trap 'exit 0' INT TERM";
+  await Deno.writeTextFile(
+    path,
+    `#!/bin/sh
+${trap}
+out="${dir}/argv.$$"
+for a in "$@"; do printf '%s\\0' "$a"; done > "$out.tmp" && mv "$out.tmp" "$out"
+printf '%s\\n' "$PPID $$" > "${dir}/pid.$$"
+while :; do sleep 1; done
+`,
+  );
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
+/** Reads every argv the stand-in recorded, keyed by its pid. */
+export async function recordedArgv(dir: string): Promise<string[][]> {
+  const out: string[][] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (!/^argv\.\d+$/.test(e.name)) continue;
+    const text = await Deno.readTextFile(`${dir}/${e.name}`);
+    out.push(text.split("\0").slice(0, -1));
+  }
+  return out;
+}
+
+/** A running bridge process. */
+export interface BridgeProcess {
+  /** Sends one JSON message as a line. */
+  send(message: unknown): Promise<void>;
+  /** Sends raw text. */
+  sendRaw(text: string): Promise<void>;
+  /** Every stdout line so far, parsed. */
+  lines: Array<Record<string, unknown>>;
+  /** stdout lines that were not JSON (must stay empty). */
+  junk: string[];
+  /** Waits until a line matches, or throws after `ms`. */
+  waitFor(
+    pred: (line: Record<string, unknown>) => boolean,
+    ms?: number,
+  ): Promise<Record<string, unknown>>;
+  /** Closes stdin. */
+  endInput(): Promise<void>;
+  /** Sends a signal. */
+  kill(signal: Deno.Signal): void;
+  /** Resolves with the exit status. */
+  status: Promise<Deno.CommandStatus>;
+  /** The process id. */
+  pid: number;
+  /** Collected stderr text. */
+  stderr(): string;
+}
+
+/**
+ * Starts `muxbridge bridge` with the given args and environment.
+ *
+ * @param args Arguments after `bridge`.
+ * @param env Environment (replaces the inherited one entirely, plus PATH).
+ * @returns The process handle.
+ */
+export function startBridge(args: string[], env: Record<string, string>): BridgeProcess {
+  const [cmd, ...pre] = muxbridgeArgv();
+  const child = new Deno.Command(cmd, {
+    args: [...pre, "bridge", ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: Array<Record<string, unknown>> = [];
+  const junk: string[] = [];
+  let stderrText = "";
+  const writer = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          junk.push(line);
+        }
+      }
+    }
+    if (buf) junk.push(buf);
+  })();
+  (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      stderrText += chunk;
+    }
+  })();
+  const clock = createRealClock();
+  return {
+    lines,
+    junk,
+    pid: child.pid,
+    status: child.status,
+    stderr: () => stderrText,
+    send: (m) => writer.write(enc.encode(`${JSON.stringify(m)}\n`)),
+    sendRaw: (t) => writer.write(enc.encode(t)),
+    endInput: () => writer.close().catch(() => {}),
+    kill: (s) => {
+      try {
+        child.kill(s);
+      } catch { /* already exited */ }
+    },
+    async waitFor(pred, ms = 15_000) {
+      let hit: Record<string, unknown> | undefined;
+      const ok = await waitFor(clock, () => (hit = lines.find(pred)) !== undefined, {
+        deadline: clock.now() + ms,
+        maxIntervalMs: 25,
+      });
+      if (!ok || !hit) {
+        throw new Error(
+          `no matching line within ${ms} ms; got ${JSON.stringify(lines)}\nstderr: ${stderrText}`,
+        );
+      }
+      return hit;
+    },
+  };
+}
+
+/** A session event in OpenCode's shape. */
+export const events = {
+  created: (id: string, title: string, parentID: string | null, directory: string) => ({
+    type: "session.created",
+    properties: {
+      sessionID: id,
+      info: { id, title, directory, ...(parentID ? { parentID } : {}) },
+    },
+  }),
+  updated: (id: string, title: string, parentID: string, directory: string) => ({
+    type: "session.updated",
+    properties: { sessionID: id, info: { id, title, directory, parentID } },
+  }),
+  status: (id: string, type: "busy" | "idle" | "retry") => ({
+    type: "session.status",
+    properties: { sessionID: id, status: { type } },
+  }),
+  idle: (id: string) => ({ type: "session.idle", properties: { sessionID: id } }),
+  deleted: (id: string, parentID: string, directory: string) => ({
+    type: "session.deleted",
+    properties: { sessionID: id, info: { id, title: "", directory, parentID } },
+  }),
+};
