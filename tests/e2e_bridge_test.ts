@@ -5,7 +5,8 @@
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/clock.ts";
-import { events, recordedArgv, startBridge, writeStandIn } from "./helpers/bridge_process.ts";
+import { events, startBridge } from "./helpers/bridge_process.ts";
+import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
 
 const clock = createRealClock();

@@ -1,7 +1,6 @@
 /**
  * Runs the real muxbridge entry point as a child process (bridge mode or a CLI command) with an
- * isolated HOME, state directory and config, and a stand-in for `opencode attach` that records
- * the argv it receives NUL-separated.
+ * isolated environment, stdin piped and stdout parsed line by line.
  *
  * @module
  */
@@ -14,41 +13,6 @@ export function muxbridgeArgv(): string[] {
   if (bin) return [bin];
   const root = new URL("../../", import.meta.url).pathname;
   return [Deno.execPath(), "run", "--allow-all", "--quiet", `${root}main.ts`];
-}
-
-/**
- * Writes the stand-in `opencode`: it records its arguments (NUL-separated, without `$0`) and
- * exits on Ctrl+C.
- */
-export async function writeStandIn(
-  dir: string,
-  opts: { ignoreSignals?: boolean } = {},
-): Promise<string> {
-  const path = `${dir}/opencode-stand-in`;
-  const trap = opts.ignoreSignals ? "trap '' INT TERM HUP" : "trap 'exit 0' INT TERM";
-  await Deno.writeTextFile(
-    path,
-    `#!/bin/sh
-${trap}
-out="${dir}/argv.$$"
-for a in "$@"; do printf '%s\\0' "$a"; done > "$out.tmp" && mv "$out.tmp" "$out"
-printf '%s\\n' "$PPID $$" > "${dir}/pid.$$"
-while :; do sleep 1; done
-`,
-  );
-  await Deno.chmod(path, 0o755);
-  return path;
-}
-
-/** Reads every argv the stand-in recorded, keyed by its pid. */
-export async function recordedArgv(dir: string): Promise<string[][]> {
-  const out: string[][] = [];
-  for await (const e of Deno.readDir(dir)) {
-    if (!/^argv\.\d+$/.test(e.name)) continue;
-    const text = await Deno.readTextFile(`${dir}/${e.name}`);
-    out.push(text.split("\0").slice(0, -1));
-  }
-  return out;
 }
 
 /** A running bridge process. */
