@@ -28,6 +28,9 @@ export const TmuxConfigSchema = z.strictObject({
   target: z.string().min(1).optional().describe(
     "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
   ),
+  control_mode: z.boolean().default(true).describe(
+    "Send commands through one tmux control-mode client (`tmux -C`, tmux >= 3.2) instead of one tmux process per command; falls back to processes when it cannot start",
+  ),
 }).prefault({}).describe("tmux backend");
 
 /** The zellij section. */
