@@ -20,6 +20,7 @@ import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
+import type { TimerId } from "../../lib/clock.ts";
 import { connectControl, type ControlClient } from "./_control.ts";
 
 /** One tmux command: its name and arguments, unescaped. */
@@ -247,8 +248,36 @@ export interface TmuxCommandOptions {
   attachTarget?: () => string | undefined;
 }
 
-/** A channel is started at most this many times (the first start and one reconnect). */
+/** A channel may fail (not start, or die) this many times before processes are used for good. */
 const CHANNEL_STARTS = 2;
+
+/** An idle channel is detached after this long, so a control client is attached only in bursts. */
+const CHANNEL_IDLE_MS = 1000;
+
+/**
+ * Commands that make panes end. tmux 3.3a's server crashes (SIGSEGV, every session lost) when a
+ * control client is attached and a window is destroyed right after its active pane changed: the
+ * deferred `%window-pane-changed` notification dereferences the window's NULL active pane
+ * (`control_notify_window_pane_changed`, control-notify.c, no NULL check in 3.3a; newer code
+ * checks it). Observed live: 3 of 6 shutdowns of 50 panes with the channel attached crashed the
+ * server (bench/burst.ts; dmesg "tmux: server … segfault at 0", the faulting code reads
+ * `w->active->id`). So the channel is detached before any of these run, and stays detached
+ * until the next command that opens a pane.
+ */
+const ENDS_PANES = new Set([
+  "send-keys",
+  "send",
+  "kill-pane",
+  "killp",
+  "kill-window",
+  "killw",
+  "kill-session",
+  "kill-server",
+  "respawn-pane",
+  "respawnp",
+  "respawn-window",
+  "respawnw",
+]);
 
 /**
  * Creates the command runner of a tmux backend.
@@ -304,12 +333,19 @@ export function createTmuxCommand(
   // ------------------------------------------------------------ the control channel
   let client: ControlClient | null = null;
   let connecting: Promise<ControlClient | null> | null = null;
-  let starts = 0;
+  let failures = 0;
   let closed = false;
-  const wanted = () => deps.config.tmux.control_mode && deps.openChannel !== undefined && !closed;
+  // Parked: no channel until the next command that opens a pane (see ENDS_PANES).
+  let parked = false;
+  let idleTimer: TimerId | null = null;
+  const sessions = new Map<string, string>();
+  const wanted = () =>
+    deps.config.tmux.control_mode && deps.openChannel !== undefined && !closed && !parked;
 
-  /** The attach target's session id, asked of tmux once per start. */
+  /** The attach target's session id, asked of tmux once per target. */
   const sessionOf = async (target: string, signal?: AbortSignal): Promise<string | null> => {
+    const known = sessions.get(target);
+    if (known) return known;
     const result = await exec(
       [
         "display-message",
@@ -323,7 +359,18 @@ export function createTmuxCommand(
     );
     const id = result.stdout.trim();
     // display-message exits 0 with empty output for an unknown pane (research §1.6).
-    return result.code === 0 && /^\$\d+$/.test(id) ? id : null;
+    if (result.code !== 0 || !/^\$\d+$/.test(id)) return null;
+    sessions.set(target, id);
+    return id;
+  };
+
+  const failed = (why: string) => {
+    failures++;
+    deps.log.warn(
+      failures < CHANNEL_STARTS
+        ? `tmux control channel: ${why}; trying once more on a later command`
+        : `tmux control channel: ${why}; using one tmux process per command from now on`,
+    );
   };
 
   const connect = async (signal?: AbortSignal): Promise<ControlClient | null> => {
@@ -334,7 +381,6 @@ export function createTmuxCommand(
       target = undefined;
     }
     if (target === undefined) return null;
-    starts++;
     try {
       const session = await sessionOf(target, signal);
       if (session === null) throw new Error(`no tmux session holds "${target}"`);
@@ -359,36 +405,55 @@ export function createTmuxCommand(
         timeoutMs,
         log: deps.log,
         onDeath: (why) => {
-          client = null;
-          deps.log.warn(
-            starts < CHANNEL_STARTS
-              ? `tmux control channel ended (${why}); reconnecting on the next command`
-              : `tmux control channel ended (${why}); using one tmux process per command from now on`,
-          );
+          if (client === opened) client = null;
+          failed(`ended (${why})`);
         },
       });
       deps.log.debug(`tmux control channel attached to ${session} (pid ${opened.pid})`);
       return opened;
     } catch (err) {
-      deps.log.warn(
-        `cannot use tmux control mode (${(err as Error).message}); ${
-          starts < CHANNEL_STARTS
-            ? "retrying once on the next command"
-            : "using one tmux process per command"
-        }`,
-      );
+      sessions.delete(target);
+      failed(`cannot start (${(err as Error).message})`);
       return null;
     }
+  };
+
+  // Requests in flight on the channel; a release waits for them (their answers would be lost).
+  let inflight = 0;
+  const drained: Array<() => void> = [];
+
+  /** Detaches the channel on purpose (not a failure), after the requests in flight. */
+  const release = async () => {
+    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
+    idleTimer = null;
+    const pending = connecting;
+    const c = client ?? (pending ? await pending : null);
+    if (client === c) client = null;
+    if (inflight > 0) await new Promise<void>((resolve) => drained.push(resolve));
+    if (idleTimer !== null && client === null) deps.clock.clearTimeout(idleTimer);
+    if (client === null) idleTimer = null;
+    await c?.close();
+  };
+
+  /** Detaches the channel after CHANNEL_IDLE_MS without a command. */
+  const touch = () => {
+    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
+    idleTimer = null;
+    if (closed || client === null) return;
+    idleTimer = deps.clock.setTimeout(() => {
+      idleTimer = null;
+      if (inflight === 0) void release();
+    }, CHANNEL_IDLE_MS);
   };
 
   const channel = async (signal?: AbortSignal): Promise<ControlClient | null> => {
     if (!wanted()) return null;
     if (client?.alive) return client;
     if (connecting) return await connecting;
-    if (starts >= CHANNEL_STARTS) return null;
+    if (failures >= CHANNEL_STARTS) return null;
     connecting = connect(signal).then((c) => {
       connecting = null;
-      if (c && closed) {
+      if (c && (closed || parked)) {
         void c.close();
         return null;
       }
@@ -400,14 +465,21 @@ export function createTmuxCommand(
 
   const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun> => {
     const shown = joinCommands(commands.map(redactArgs));
+    if (commands.some((cmd) => OPENS.has(cmd[0]))) parked = false;
+    if (commands.some((cmd) => ENDS_PANES.has(cmd[0]))) {
+      // No control client may be attached while panes end (see ENDS_PANES).
+      parked = true;
+      await release();
+    }
     const c = await channel(signal);
     if (c) {
       const line = commandLine(commands);
       let answer;
+      inflight++;
       try {
         answer = await c.request(line, signal);
       } catch (err) {
-        if (isMuxError(err, "timed_out")) client = null;
+        if (isMuxError(err, "timed_out") && client === c) client = null;
         if (isMuxError(err)) {
           throw new MuxError(
             err.code,
@@ -418,6 +490,11 @@ export function createTmuxCommand(
           );
         }
         throw err;
+      } finally {
+        if (--inflight === 0) {
+          for (const resolve of drained.splice(0)) resolve();
+          touch();
+        }
       }
       if (answer) {
         return {
@@ -456,10 +533,7 @@ export function createTmuxCommand(
     transport: () => (client?.alive ? "control" : "cli"),
     async close() {
       closed = true;
-      const pending = connecting;
-      const c = client ?? (pending ? await pending : null);
-      client = null;
-      await c?.close();
+      await release();
     },
   };
 }

@@ -275,6 +275,53 @@ Deno.test("createTmuxCommand() does not repeat a split whose answer was lost, an
   await tmux.close();
 });
 
+Deno.test("createTmuxCommand() detaches the channel before a command that ends panes, and reattaches for the next split", async () => {
+  const runner = createFakeRunner()
+    .on(["tmux", "-L", "s", "display-message", "-p", "-t", "%0", "#{session_id}"], {
+      stdout: "$0\n",
+    })
+    .on(["tmux", "-L", "s", "send-keys", "-t", "%1", "C-c"], {})
+    .on(["tmux", "-L", "s", "list-panes", "-t", "%1"], {});
+  const fakes = createFakeChannels();
+  const tmux = createTmuxCommand(fakeDeps(runner.run, fakes.open), { attachTarget: () => "%0" });
+  await tmux.run([["list-panes", "-t", "%1"]]);
+  assert.equal(tmux.transport(), "control");
+  await tmux.run([["send-keys", "-t", "%1", "C-c"]]);
+  assert.ok(fakes.opened[0].ended, "detached before the interrupt");
+  assert.equal(tmux.transport(), "cli");
+  await tmux.run([["list-panes", "-t", "%1"]]);
+  assert.equal(fakes.opened.length, 1, "stays detached while panes may be ending");
+  await tmux.run([["split-window", "-d", "-t", "%0"]]);
+  assert.equal(fakes.opened.length, 2, "a split attaches again");
+  assert.equal(tmux.transport(), "control");
+  assert.deepEqual(
+    runner.calls.map((c) => c.argv[3]),
+    ["display-message", "send-keys", "list-panes"],
+    "the session id is asked once",
+  );
+  await tmux.close();
+});
+
+Deno.test("createTmuxCommand() detaches an idle channel after a second on the clock", async () => {
+  const runner = createFakeRunner().on(
+    ["tmux", "-L", "s", "display-message", "-p", "-t", "%0", "#{session_id}"],
+    { stdout: "$0\n" },
+  );
+  const fakes = createFakeChannels();
+  const deps = fakeDeps(runner.run, fakes.open);
+  const clock = deps.clock as ReturnType<typeof createFakeClock>;
+  const tmux = createTmuxCommand(deps, { attachTarget: () => "%0" });
+  await tmux.run([["display-message", "-p", "x"]]);
+  await clock.advance(999);
+  assert.equal(tmux.transport(), "control");
+  await clock.advance(1);
+  await clock.flush();
+  assert.equal(tmux.transport(), "cli");
+  assert.ok(fakes.opened[0].ended);
+  assert.equal(clock.pending(), 0, "no timer is left behind");
+  await tmux.close();
+});
+
 Deno.test("createTmuxCommand() sends -e values on stdin (source-file -), never on argv, and redacts them in errors", async () => {
   const secret = "pa ss'wo\"rd $(x)\n";
   const runner = createFakeRunner().onPrefix(["tmux", "-L", "s", "source-file", "-"], {
@@ -329,7 +376,14 @@ function realDeps(server: TmuxServer, log = silentLogger, extra: Record<string, 
     clock,
     config: resolveConfig({
       env: () => undefined,
-      flags: { tmux: { socket_name: server.socketName, target: server.anchorPane, ...extra } },
+      flags: {
+        tmux: {
+          socket_name: server.socketName,
+          target: server.anchorPane,
+          control_mode: true,
+          ...extra,
+        },
+      },
     }),
     identity: { backend: null, layers: [], harness: { name: null } },
     log,
@@ -499,11 +553,11 @@ Deno.test("tmux command errors over control mode keep the CLI's codes", async ()
   const server = await startTmuxServer();
   try {
     const tmux = createTmuxCommand(realDeps(server), { attachTarget: () => server.anchorPane });
-    const r = await tmux.run([["kill-pane", "-t", "%999"]]);
+    const r = await tmux.run([["list-panes", "-t", "%999"]]);
     assert.equal(r.code, 1);
     assert.equal(r.stderr, "can't find pane: %999\n");
     await assert.rejects(
-      tmux.must("close pane", [["kill-pane", "-t", "%999"]]),
+      tmux.must("title pane", [["select-pane", "-t", "%999", "-T", "x"]]),
       (e) => isMuxError(e, "pane_not_found"),
     );
     assert.equal(tmux.transport(), "control");

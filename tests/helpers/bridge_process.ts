@@ -23,6 +23,8 @@ export interface BridgeProcess {
   sendRaw(text: string): Promise<void>;
   /** Every stdout line so far, parsed. */
   lines: Array<Record<string, unknown>>;
+  /** When each of {@linkcode BridgeProcess.lines} arrived (`performance.now()`), for benchmarks. */
+  arrivals: number[];
   /** stdout lines that were not JSON (must stay empty). */
   junk: string[];
   /** Waits until a line matches, or throws after `ms`. */
@@ -60,6 +62,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
     stderr: "piped",
   }).spawn();
   const lines: Array<Record<string, unknown>> = [];
+  const arrivals: number[] = [];
   const junk: string[] = [];
   let stderrText = "";
   const writer = child.stdin.getWriter();
@@ -74,6 +77,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
         buf = buf.slice(nl + 1);
         try {
           lines.push(JSON.parse(line));
+          arrivals.push(performance.now());
         } catch {
           junk.push(line);
         }
@@ -89,6 +93,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
   const clock = createRealClock();
   return {
     lines,
+    arrivals,
     junk,
     pid: child.pid,
     status: child.status,
