@@ -566,3 +566,54 @@ Deno.test("tmux command errors over control mode keep the CLI's codes", async ()
     await server.close();
   }
 });
+
+Deno.test("tmux control mode: every pane of a window ending at once does not crash tmux (channel detached first)", async () => {
+  // tmux 3.3a's server dies (SIGSEGV) when a window whose panes all end in the same instant is
+  // destroyed while a control client is attached (see ENDS_PANES in _command.ts); here the
+  // panes end on the interrupts muxbridge sends, all at once.
+  const server = await startTmuxServer();
+  try {
+    const backend = createTmuxBackend(realDeps(server));
+    await backend.probe();
+    const first = (await server.tmux([
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-t",
+      "t:",
+      "sleep",
+      "100000",
+    ])).trim();
+    const panes = [first];
+    for (let i = 0; i < 3; i++) {
+      panes.push(
+        (await server.tmux([
+          "split-window",
+          "-d",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          "-t",
+          first,
+          "sleep",
+          "100000",
+        ]))
+          .trim(),
+      );
+    }
+    await backend.listOwned(); // the channel is attached now
+    const { closePane } = await import("../../lib/close_pane.ts");
+    await Promise.all(
+      panes.map((p) =>
+        closePane(backend, p, { graceMs: 500, clock, processes: createProcesses() })
+      ),
+    );
+    const alive = await server.run(["list-sessions"]);
+    assert.equal(alive.code, 0, `the tmux server died: ${alive.stderr}`);
+    await backend.dispose?.();
+  } finally {
+    await server.close();
+  }
+});
