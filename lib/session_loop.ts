@@ -103,6 +103,7 @@ export class SessionLoop {
   readonly #machine: MachineConfig;
   #queue: Promise<void> = Promise.resolve();
   #layoutTimer: TimerId | null = null;
+  #layoutPending = false;
   #watchTimer: TimerId | null = null;
   #watching = false;
   #shuttingDown = false;
@@ -478,11 +479,19 @@ export class SessionLoop {
     this.#feed(id, { type: "recheck", status });
   }
 
+  /**
+   * Coalesces layout requests: one pass is pending at a time, and it runs after the spawns
+   * already queued, so a burst of opens costs one layout.
+   */
   #scheduleLayout(): void {
-    if (this.#layoutTimer !== null || this.#shuttingDown) return;
+    if (this.#layoutPending || this.#shuttingDown) return;
+    this.#layoutPending = true;
     this.#layoutTimer = this.#deps.clock.setTimeout(() => {
       this.#layoutTimer = null;
-      this.#enqueue(() => this.#layout());
+      this.#enqueue(() => {
+        this.#layoutPending = false;
+        return this.#layout();
+      });
     }, LAYOUT_DEBOUNCE_MS);
   }
 
