@@ -194,15 +194,19 @@ function checkLayer(source: string, data: unknown): ConfigLayer {
  */
 export function envLayer(env: EnvLookup): ConfigLayer {
   const layer: ConfigLayer = {};
-  const set = (key: string, name: string) => {
+  for (const [key, name] of Object.entries(ENV_VARS)) {
     const v = env(name);
     if (v !== undefined && v !== "") layer[key] = v;
-  };
-  set("backend", "MUXBRIDGE_BACKEND");
-  set("opencode_bin", "MUXBRIDGE_OPENCODE_BIN");
-  set("state_dir", "MUXBRIDGE_STATE_DIR");
+  }
   return layer;
 }
+
+/** The environment variables that override config keys, by key. */
+export const ENV_VARS: Readonly<Record<string, string>> = {
+  backend: "MUXBRIDGE_BACKEND",
+  opencode_bin: "MUXBRIDGE_OPENCODE_BIN",
+  state_dir: "MUXBRIDGE_STATE_DIR",
+};
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -244,7 +248,9 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
   if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data));
-  layers.push(checkLayer("the environment", envLayer(sources.env)));
+  const fromEnv = envLayer(sources.env);
+  const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
+  layers.push(checkLayer(`the environment (${names})`, fromEnv));
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
   if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
   return ConfigSchema.parse(mergeLayers(...layers));

@@ -8,6 +8,7 @@
  */
 
 import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -61,7 +62,12 @@ export interface PaneStore {
 }
 
 function fileName(backend: string, paneId: string): string {
-  return `${backend}.${Buffer.from(paneId).toString("base64url")}.json`;
+  const encoded = Buffer.from(paneId).toString("base64url");
+  // Long ids would exceed NAME_MAX (255): hash them; the record inside keeps the real id.
+  const name = encoded.length <= 160
+    ? encoded
+    : `h-${createHash("sha256").update(paneId).digest("hex")}`;
+  return `${backend}.${name}.json`;
 }
 
 /**

@@ -205,10 +205,13 @@ Deno.test("resolveConfig() refuses a bad value, naming the key and the file", ()
   );
 });
 
-Deno.test("resolveConfig() refuses a bad environment value, naming the key and the environment", () => {
+Deno.test("resolveConfig() refuses a bad environment value, naming the variable and the key", () => {
   assert.throws(
     () => resolveConfig({ env: fakeEnv({ MUXBRIDGE_BACKEND: "screen" }) }),
-    { ...invalidConfig, message: /^Cannot use the config from the environment: key "backend": / },
+    {
+      ...invalidConfig,
+      message: /^Cannot use the config from the environment \(MUXBRIDGE_BACKEND\): key "backend": /,
+    },
   );
 });
 
