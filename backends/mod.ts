@@ -8,6 +8,7 @@
 import type { BackendFactory } from "../lib/backend.ts";
 import type { BackendName } from "../lib/identity.ts";
 import { createTmuxBackend } from "./tmux.ts";
+import { createZellijBackend, ZELLIJ_MIN_VERSION } from "./zellij.ts";
 
 /** One registry row. */
 export interface BackendRow {
@@ -28,5 +29,11 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
     create: createTmuxBackend,
     envVars: ["TMUX", "TMUX_PANE"],
     minVersion: "3.0.0",
+  },
+  zellij: {
+    name: "zellij",
+    create: createZellijBackend,
+    envVars: ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"],
+    minVersion: ZELLIJ_MIN_VERSION,
   },
 };
