@@ -194,7 +194,10 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   const anchor = (): string | undefined => {
     if (!layer?.paneId) return undefined;
     const { session, socket_path } = deps.config.herdr;
-    if (session !== undefined || (socket_path !== undefined && socket_path !== layer.socket)) {
+    if (
+      (session !== undefined && session !== layer.session) ||
+      (socket_path !== undefined && socket_path !== layer.socket)
+    ) {
       return undefined;
     }
     return paneIdArg(layer.paneId);

@@ -16,7 +16,7 @@
  * expands the variable and `eval`s the string, which `exec`s the program; the pane's process
  * becomes the program (same pid as the shell herdr started). Credentials ride in `--env` too.
  *
- * Limits (documented in the README): the user's shell starts first, so its startup files run
+ * Limits: the user's shell starts first, so its startup files run
  * and see the environment (credentials included); a shell whose startup swallows typeahead
  * (some direnv/devenv setups, pi-herdr-subagents' post-mortem in research peers.md) loses the
  * line and the pane shows a prompt instead of OpenCode; a shell without `exec` (PowerShell)

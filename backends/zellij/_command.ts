@@ -44,7 +44,9 @@ export function zellijError(action: string, run: ZellijRun): MuxError {
   const stderr = run.stderr.trim();
   const details = { argv: run.argv, exitCode: run.code, stderr };
   if (run.code === 1 && isSessionFailure(stderr)) {
-    return new MuxError("backend_unreachable", `Cannot ${action}: ${stderr.split("\n")[0]}`, {
+    // One line: the session list zellij prints on the following lines is kept, joined.
+    const text = stderr.replace(/\s*\n\s*/g, " ");
+    return new MuxError("backend_unreachable", `Cannot ${action}: ${text}`, {
       ...details,
       hint:
         "Run inside zellij, or set zellij.session to a running session (`zellij list-sessions`)",

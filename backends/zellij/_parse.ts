@@ -38,11 +38,13 @@ export function parseZellijVersion(text: string): string | null {
  * @throws {MuxError} `unparseable_output` for anything else (a `plugin_N` included).
  */
 export function parseNewPaneId(stdout: string): string | null {
-  const text = stdout.trim();
-  if (text === "") return null;
-  if (!TERMINAL_ID.test(text)) throw unparseable("new pane id", stdout);
-  return text;
+  const parsed = NewPaneIdSchema.safeParse(stdout.trim());
+  if (!parsed.success) throw unparseable("new pane id", stdout);
+  return parsed.data === "" ? null : parsed.data;
 }
+
+/** Nothing, or `terminal_N`. */
+const NewPaneIdSchema = z.union([z.literal(""), z.string().regex(TERMINAL_ID)]);
 
 /**
  * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (research §2.3).
