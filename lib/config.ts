@@ -40,7 +40,9 @@ export const ZellijConfigSchema = z.strictObject({
 
 /** The herdr section. */
 export const HerdrConfigSchema = z.strictObject({
-  bin: bin("herdr"),
+  bin: z.string().min(1).optional().describe(
+    "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
+  ),
   session: z.string().min(1).optional().describe("A named herdr session (`herdr --session NAME`)"),
   socket_path: z.string().min(1).optional().describe(
     "The herdr API socket (else HERDR_SOCKET_PATH)",
