@@ -128,7 +128,7 @@ Deno.test("bridge leaves no pane program alive after idle, delete, hand-kill, se
   }
 });
 
-Deno.test("muxbridge close and cleanup leave no pane program alive, also for a pane killed by hand after its bridge died", async () => {
+Deno.test("muxbridge close and cleanup leave no pane program alive after a bridge died, also for a pane killed by hand meanwhile", async () => {
   let standIns = "";
   const s = await realLife(async (dir) => {
     standIns = `${dir}/stand-ins-${crypto.randomUUID()}`;
@@ -139,39 +139,32 @@ Deno.test("muxbridge close and cleanup leave no pane program alive, also for a p
   const server = startStubServer();
   const URL = server.url;
   try {
-    // `muxbridge spawn` then `muxbridge close`.
-    const C = "ses_cliWrap";
-    const spawned = await runCli(
-      ["spawn", "--session", C, "--url", URL, "--dir", s.dir, "--json"],
-      s.env,
-    );
-    assert.equal(spawned.code, 0, spawned.stderr);
-    const cliPane = JSON.parse(spawned.stdout).paneId as string;
-    await launched(standIns, [C]);
-    const closed = await runCli(["close", cliPane, "--json"], s.env);
+    // A bridge that dies without closing anything leaves three panes behind.
+    const C = "ses_cliWrap", L = "ses_leftStub", LW = "ses_leftWrap";
+    const bridge = startBridge(["--url", URL, "--dir", s.dir], s.env);
+    const pane = new Map<string, string>();
+    try {
+      await bridge.waitFor(isType("ready"));
+      for (const id of [C, L, LW]) {
+        await bridge.send(events.created(id, id, P, s.dir));
+        pane.set(id, String((await bridge.waitFor(isType("pane.opened", id))).paneId));
+      }
+      await launched(standIns, [C, L, LW]);
+    } finally {
+      bridge.kill("SIGKILL");
+      await bridge.status.catch(() => {});
+    }
+
+    // `muxbridge close` on one of them.
+    const closed = await runCli(["close", pane.get(C)!, "--json"], s.env);
     assert.equal(closed.code, 0, closed.stderr);
     assert.deepEqual(JSON.parse(closed.stdout), {
-      paneId: cliPane,
+      paneId: pane.get(C),
       closed: true,
       alreadyGone: false,
     });
     assert.deepEqual(survivors(standIns, [C]), [], "muxbridge close");
 
-    // A bridge that dies without closing anything leaves two panes behind.
-    const L = "ses_leftStub", LW = "ses_leftWrap";
-    const bridge = startBridge(["--url", URL, "--dir", s.dir], s.env);
-    const pane = new Map<string, string>();
-    try {
-      await bridge.waitFor(isType("ready"));
-      for (const id of [L, LW]) {
-        await bridge.send(events.created(id, id, P, s.dir));
-        pane.set(id, String((await bridge.waitFor(isType("pane.opened", id))).paneId));
-      }
-      await launched(standIns, [L, LW]);
-    } finally {
-      bridge.kill("SIGKILL");
-      await bridge.status.catch(() => {});
-    }
     // One of them the user closes by hand: with nobody watching, its program lives on.
     await s.server.tmux(["kill-pane", "-t", pane.get(LW)!]);
     assert.notDeepEqual(survivors(standIns, [LW]), [], "kill-pane alone orphans it");
