@@ -61,8 +61,8 @@ async function unlessGone(op: () => Promise<void>): Promise<boolean> {
  * @param paneId The pane.
  * @param options Grace period, clock, process seam.
  * @returns What happened.
- * @throws {MuxError} `close_unverified` when the pane is still there after the kill; any
- *   backend error of the interrupt or kill.
+ * @throws {MuxError} `close_unverified` when the pane, or its program, is still there after
+ *   the kill; any backend error of the interrupt or kill.
  */
 export async function closePane(
   backend: Backend,
