@@ -35,6 +35,9 @@ export const PaneRecordSchema = z.strictObject({
   server: z.string().optional(),
   directory: z.string().optional(),
   pid: z.number().int().optional(),
+  pidStart: z.string().optional().describe(
+    "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
+  ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
 });
 
