@@ -7,7 +7,9 @@
 
 import type { BackendFactory } from "../lib/backend.ts";
 import type { BackendName } from "../lib/identity.ts";
+import { createHerdrBackend, HERDR_MIN_VERSION } from "./herdr.ts";
 import { createTmuxBackend } from "./tmux.ts";
+import { createZellijBackend, ZELLIJ_MIN_VERSION } from "./zellij.ts";
 
 /** One registry row. */
 export interface BackendRow {
@@ -28,5 +30,25 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
     create: createTmuxBackend,
     envVars: ["TMUX", "TMUX_PANE"],
     minVersion: "3.0.0",
+  },
+  zellij: {
+    name: "zellij",
+    create: createZellijBackend,
+    envVars: ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"],
+    minVersion: ZELLIJ_MIN_VERSION,
+  },
+  herdr: {
+    name: "herdr",
+    create: createHerdrBackend,
+    envVars: [
+      "HERDR_ENV",
+      "HERDR_PANE_ID",
+      "HERDR_SOCKET_PATH",
+      "HERDR_SESSION",
+      "HERDR_WORKSPACE_ID",
+      "HERDR_TAB_ID",
+      "HERDR_BIN_PATH",
+    ],
+    minVersion: HERDR_MIN_VERSION,
   },
 };

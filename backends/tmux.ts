@@ -33,7 +33,7 @@ import {
   validateTarget,
 } from "../lib/validate.ts";
 import { classifyFailure, createTmuxCommand, type TmuxArgs, tmuxError } from "./tmux/_command.ts";
-import { planLayout } from "./tmux/_layout.ts";
+import { columnHeightWithOneMore, planLayout, tiledCell } from "./tmux/_layout.ts";
 import {
   escapeFormat,
   PANE_FORMAT,
@@ -107,6 +107,34 @@ const isMarked = (row: PaneRow) => SESSION_ID.test(row.session);
 /** What to do when the anchor cannot be found. */
 const ANCHOR_HINT =
   "Run muxbridge in the tmux pane it should open panes next to, or set tmux.target to a live pane";
+
+/**
+ * The smallest pane muxbridge makes by splitting: below this an OpenCode TUI shows little more
+ * than its input line, so the child goes to a window of its own instead (policy, not a tmux
+ * limit: tmux itself splits down to 1×1).
+ */
+const MIN_COLS = 20;
+/** See {@linkcode MIN_COLS}. */
+const MIN_ROWS = 5;
+
+/** Whether splitting `pane` along `direction` leaves both halves at least the minimum size. */
+function roomFor(pane: PaneRow, direction: "-h" | "-v"): boolean {
+  // A split takes one cell for the border: halves of (size - 1).
+  return direction === "-h"
+    ? Math.floor((pane.width - 1) / 2) >= MIN_COLS
+    : Math.floor((pane.height - 1) / 2) >= MIN_ROWS;
+}
+
+/** tmux cannot split a pane below 3 cells along the split (two 1-cell panes and a border). */
+const splittable = (pane: PaneRow, direction: "-h" | "-v") =>
+  (direction === "-h" ? pane.width : pane.height) >= 3;
+
+/** The largest pane by area; ties go to the oldest (lowest `%N`), for a stable choice. */
+function largest(panes: readonly PaneRow[]): PaneRow {
+  return [...panes].sort((a, b) =>
+    b.width * b.height - a.width * a.height || paneNumber(a.paneId) - paneNumber(b.paneId)
+  )[0];
+}
 
 /** Pane number of `%N`, for "most recent" (tmux never reuses a pane id, research §0). */
 const paneNumber = (id: string) => Number(id.slice(1));
@@ -220,6 +248,13 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
   /**
    * Opens the pane where the placement puts it; `newWindow` tells that a new overflow window was
    * made for it (and must be tagged).
+   *
+   * In the anchor's window the first child splits the anchor to the right, and later ones split
+   * the largest owned pane of that window downwards: the user's own panes are split at most
+   * once, and owned panes stay in one column of even-ish panes (halving the newest pane instead
+   * left 1-row slivers and overflowed after 5 children in a 40-row window, observed live). A
+   * split that would leave a pane under {@linkcode MIN_COLS}×{@linkcode MIN_ROWS} is not tried:
+   * the child goes to the overflow window, where panes are tiled.
    */
   const place = async (
     session: { anchor: string; rows: PaneRow[]; anchorRow: PaneRow },
@@ -229,15 +264,26 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
   ): Promise<{ paneId: string; pid: number; newWindow: boolean }> => {
     const { anchor, rows, anchorRow } = session;
     if (deps.config.placement === "split") {
-      // The first child splits the anchor to the right; later ones split the newest owned pane
-      // of the anchor's window downwards, so the user's own panes are split at most once.
-      const last = rows
-        .filter((r) => r.windowId === anchorRow.windowId && r.paneId !== anchor && isMarked(r))
-        .sort((a, b) => paneNumber(b.paneId) - paneNumber(a.paneId))[0];
-      const target = last?.paneId ?? anchor;
-      const split = ["split-window", last ? "-v" : "-h", ...open, "-t", target, ...command];
-      const placed = await tryOpen(`open a pane next to "${target}"`, [split], signal);
-      if (placed) return { ...placed, newWindow: false };
+      const owned = rows.filter((r) =>
+        r.windowId === anchorRow.windowId && r.paneId !== anchor && isMarked(r)
+      );
+      const target = owned.length === 0 ? anchorRow : largest(owned);
+      const direction = owned.length === 0 ? "-h" : "-v";
+      // In a column of owned panes the layout evens the heights out after the split, so the
+      // column's share per pane is what counts; elsewhere the split's halves are.
+      const evened = owned.length === 0 ? null : columnHeightWithOneMore(
+        anchorRow.windowLayout,
+        target.paneId,
+        new Set(owned.map((r) => r.paneId)),
+      );
+      const room = evened === null
+        ? roomFor(target, direction)
+        : evened >= MIN_ROWS && splittable(target, direction);
+      if (room) {
+        const split = ["split-window", direction, ...open, "-t", target.paneId, ...command];
+        const placed = await tryOpen(`open a pane next to "${target.paneId}"`, [split], signal);
+        if (placed) return { ...placed, newWindow: false };
+      }
     }
     // The newest overflow window of the anchor's session, if any.
     const overflow = rows.filter((r) => r.overflow && r.windowId !== anchorRow.windowId);
@@ -245,15 +291,21 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       .sort((a, b) => paneNumber(b) - paneNumber(a))[0];
     if (window) {
       // Split the window's largest pane along its longer side (a cell is about twice as tall
-      // as wide), then tile the window.
-      const target = overflow.filter((r) => r.windowId === window)
-        .sort((a, b) => b.width * b.height - a.width * a.height)[0];
-      const direction = target.width >= 2 * target.height ? "-h" : "-v";
-      const placed = await tryOpen(`open a pane in overflow window "${window}"`, [
-        ["split-window", direction, ...open, "-t", target.paneId, ...command],
-        ["select-layout", "-t", window, "tiled"],
-      ], signal);
-      if (placed) return { ...placed, newWindow: false };
+      // as wide) or else the other, then tile the window: the tiled grid decides the size.
+      const panes = overflow.filter((r) => r.windowId === window);
+      const target = largest(panes);
+      const cell = tiledCell(panes.length + 1, target.windowWidth, target.windowHeight);
+      const longer = target.width >= 2 * target.height ? "-h" : "-v";
+      const direction = cell.width >= MIN_COLS && cell.height >= MIN_ROWS
+        ? ([longer, longer === "-h" ? "-v" : "-h"] as const).find((d) => splittable(target, d))
+        : undefined;
+      if (direction) {
+        const placed = await tryOpen(`open a pane in overflow window "${window}"`, [
+          ["split-window", direction, ...open, "-t", target.paneId, ...command],
+          ["select-layout", "-t", window, "tiled"],
+        ], signal);
+        if (placed) return { ...placed, newWindow: false };
+      }
     }
     const placed = await tryOpen("open an overflow window", [
       ["new-window", ...open, "-n", OVERFLOW_NAME, "-t", `${anchorRow.sessionId}:`, ...command],

@@ -122,7 +122,21 @@ export async function runCleanup(
       return keep(`cannot inspect: ${toMuxError(err).message}`);
     }
     if (info === null) {
-      if (!options.dryRun && record) deps.store.remove(record.backend, record.paneId);
+      if (!options.dryRun && record) {
+        // The pane went away (closed by hand?) but its program may have survived it.
+        try {
+          await closePane(backend, entry.paneId, {
+            graceMs: deps.graceMs,
+            clock: deps.clock,
+            processes: deps.processes,
+            ...(pid !== undefined ? { pid } : {}),
+            ...(record.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
+          });
+        } catch (err) {
+          return keep(`program survived its pane: ${toMuxError(err).message}`);
+        }
+        deps.store.remove(record.backend, record.paneId);
+      }
       report.closed.push({ ...entry, reason: "already gone" });
       return;
     }
@@ -138,6 +152,7 @@ export async function runCleanup(
           clock: deps.clock,
           processes: deps.processes,
           ...(pid !== undefined ? { pid } : {}),
+          ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
         });
         if (record) deps.store.remove(record.backend, record.paneId);
       } catch (err) {

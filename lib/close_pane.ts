@@ -9,7 +9,7 @@
 import type { Backend, PaneInfo } from "./backend.ts";
 import { type Clock, waitFor } from "./clock.ts";
 import { isMuxError, MuxError } from "./errors.ts";
-import type { Processes } from "./processes.ts";
+import { type Processes, sameProcess } from "./processes.ts";
 
 /** Options of {@linkcode closePane}. */
 export interface ClosePaneOptions {
@@ -25,6 +25,12 @@ export interface ClosePaneOptions {
   signal?: AbortSignal;
   /** The pane program's pid when the caller recorded it at spawn. */
   pid?: number;
+  /**
+   * The start stamp of `pid` read at spawn ({@linkcode Processes.startTime}). A pane that is
+   * already gone has its recorded program checked only when this is given and still matches,
+   * so a pid the system has since reused is never signalled.
+   */
+  pidStart?: string;
 }
 
 /** What {@linkcode closePane} did. */
@@ -55,18 +61,30 @@ async function unlessGone(op: () => Promise<void>): Promise<boolean> {
  * @param paneId The pane.
  * @param options Grace period, clock, process seam.
  * @returns What happened.
- * @throws {MuxError} `close_unverified` when the pane is still there after the kill; any
- *   backend error of the interrupt or kill.
+ * @throws {MuxError} `close_unverified` when the pane, or its program, is still there after
+ *   the kill; any backend error of the interrupt or kill.
  */
 export async function closePane(
   backend: Backend,
   paneId: string,
   options: ClosePaneOptions,
 ): Promise<ClosePaneResult> {
-  const { clock } = options;
+  const { clock, processes } = options;
   const before = await backend.inspect(paneId, options.signal);
-  if (!before) return { alreadyGone: true, killed: false, programTerminated: false };
-  const pid = before.pid ?? options.pid;
+  // The program to check afterwards. A live pane's pid is current: read its start stamp now.
+  // A dead (held) pane's pid is stale and a gone pane has none, so only the recorded pid and
+  // stamp can be trusted for them.
+  let program: { pid: number; start: string | undefined } | undefined;
+  if (before?.pid !== undefined && !before.dead) {
+    program = { pid: before.pid, start: processes?.startTime(before.pid) };
+  } else if (options.pid !== undefined && options.pidStart !== undefined) {
+    program = { pid: options.pid, start: options.pidStart };
+  }
+  const survivor = async () =>
+    program && processes
+      ? await terminateSurvivor(processes, program.pid, clock, options.graceMs, program.start)
+      : false;
+  if (!before) return { alreadyGone: true, killed: false, programTerminated: await survivor() };
   // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
   let last: PaneInfo | null = before;
   if (!before.dead) {
@@ -102,41 +120,65 @@ export async function closePane(
       );
     }
   }
-  const programTerminated = pid !== undefined && options.processes
-    ? await terminateSurvivor(options.processes, pid, clock, options.graceMs)
-    : false;
-  return { alreadyGone: false, killed, programTerminated };
+  return { alreadyGone: false, killed, programTerminated: await survivor() };
 }
 
 /**
- * Ends a pane program that outlived its pane: SIGTERM to its process group, then SIGKILL after
- * the grace period.
+ * Ends a pane program that outlived its pane, with everything it started: SIGTERM to its process
+ * group (and to any process of its session that left the group), then SIGKILL after the grace
+ * period, then a check that nothing is left. The OpenCode TUI ignores the SIGHUP a closing
+ * pane delivers (research peers.md (b) 1), and a launcher that dies of it can leave its child
+ * running, so the leader alone is not the test: the whole group and session are.
+ *
+ * A pid is only signalled while it is still the recorded process: a live leader whose start
+ * stamp differs from `start` is a later process that reused the number, and is left alone.
+ * While any member of the group or session lives, Linux does not hand its id out again, so a
+ * dead leader's leftover members are still the program's own.
  *
  * @param processes The process seam.
- * @param pid The program's pid (a process-group leader in a pane).
+ * @param pid The program's pid (a process-group and session leader in a pane).
  * @param clock The clock.
  * @param graceMs The most to wait before SIGKILL.
- * @returns Whether it had survived and was signalled.
+ * @param start The leader's start stamp when it was known good; undefined: no check possible.
+ * @returns Whether something had survived and was signalled.
+ * @throws {MuxError} `close_unverified` when a process is still there after SIGKILL.
  */
 export async function terminateSurvivor(
   processes: Processes,
   pid: number,
   clock: Clock,
   graceMs: number,
+  start?: string,
 ): Promise<boolean> {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  const leaderAlive = processes.alive(pid);
+  if (leaderAlive && !sameProcess(processes, pid, start)) return false; // reused pid
+  const survivors = () => {
+    const members = processes.members(pid);
+    // A reused pid could only lead a group once the old one ended: re-check the leader.
+    return members.includes(pid) && !sameProcess(processes, pid, start) ? [] : members;
+  };
+  const ended = (ms: number) =>
+    waitFor(clock, () => survivors().length === 0, {
+      deadline: clock.now() + ms,
+      initialIntervalMs: 5,
+      maxIntervalMs: 50,
+    });
+  const send = (sig: "SIGTERM" | "SIGKILL") => {
+    const members = survivors();
+    if (members.length === 0) return;
+    processes.signal(pid, sig, true);
+    for (const member of members) if (member !== pid) processes.signal(member, sig, false);
+  };
   // The pane's close delivers SIGHUP; give the program a moment to act on it first.
-  const ended = await waitFor(clock, () => !processes.alive(pid), {
-    deadline: clock.now() + Math.min(graceMs, 100),
-    initialIntervalMs: 5,
-    maxIntervalMs: 20,
-  });
-  if (ended) return false;
-  processes.signal(pid, "SIGTERM", true);
-  const terminated = await waitFor(clock, () => !processes.alive(pid), {
-    deadline: clock.now() + Math.max(graceMs, 100),
-    initialIntervalMs: 5,
-    maxIntervalMs: 50,
-  });
-  if (!terminated) processes.signal(pid, "SIGKILL", true);
-  return true;
+  if (await ended(Math.min(graceMs, 100))) return false;
+  send("SIGTERM");
+  if (await ended(Math.max(graceMs, 100))) return true;
+  send("SIGKILL");
+  if (await ended(1000)) return true;
+  throw new MuxError(
+    "close_unverified",
+    `Cannot end the program of a closed pane: pid ${pid} or its children survived SIGKILL`,
+    { hint: `Check \`ps -g ${pid}\` and end what is left by hand` },
+  );
 }

@@ -43,7 +43,9 @@ export const ZellijConfigSchema = z.strictObject({
 
 /** The herdr section. */
 export const HerdrConfigSchema = z.strictObject({
-  bin: bin("herdr"),
+  bin: z.string().min(1).optional().describe(
+    "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
+  ),
   session: z.string().min(1).optional().describe("A named herdr session (`herdr --session NAME`)"),
   socket_path: z.string().min(1).optional().describe(
     "The herdr API socket (else HERDR_SOCKET_PATH)",
@@ -197,15 +199,19 @@ function checkLayer(source: string, data: unknown): ConfigLayer {
  */
 export function envLayer(env: EnvLookup): ConfigLayer {
   const layer: ConfigLayer = {};
-  const set = (key: string, name: string) => {
+  for (const [key, name] of Object.entries(ENV_VARS)) {
     const v = env(name);
     if (v !== undefined && v !== "") layer[key] = v;
-  };
-  set("backend", "MUXBRIDGE_BACKEND");
-  set("opencode_bin", "MUXBRIDGE_OPENCODE_BIN");
-  set("state_dir", "MUXBRIDGE_STATE_DIR");
+  }
   return layer;
 }
+
+/** The environment variables that override config keys, by key. */
+export const ENV_VARS: Readonly<Record<string, string>> = {
+  backend: "MUXBRIDGE_BACKEND",
+  opencode_bin: "MUXBRIDGE_OPENCODE_BIN",
+  state_dir: "MUXBRIDGE_STATE_DIR",
+};
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -247,7 +253,9 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
   if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data));
-  layers.push(checkLayer("the environment", envLayer(sources.env)));
+  const fromEnv = envLayer(sources.env);
+  const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
+  layers.push(checkLayer(`the environment (${names})`, fromEnv));
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
   if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
   return ConfigSchema.parse(mergeLayers(...layers));

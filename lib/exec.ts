@@ -13,6 +13,7 @@
 
 import { Buffer } from "node:buffer";
 import { spawn as nodeSpawn } from "node:child_process";
+import { constants } from "node:os";
 import process from "node:process";
 import { MuxError } from "./errors.ts";
 
@@ -91,12 +92,18 @@ interface Killable {
 
 /**
  * Arms the timeout and the abort signal for one child. Returns the reason the child was killed
- * (if any) through `reason()`, and `dispose()` to disarm everything.
+ * (if any) through `reason()`, `giveUp`, aborted when SIGKILL is sent, and `dispose()` to disarm
+ * everything.
+ *
+ * `giveUp` ends the reading of the child's output and the writing of its input: a grandchild
+ * that inherited the pipes (`sh -c "trap '' TERM; sleep 30"` forks `sleep`) keeps them open
+ * after the child is killed, and waiting for it would break the timeout's promise.
  */
 function arm(child: Killable, opts: RunOptions) {
   let reason: "timed_out" | "interrupted" | undefined;
   const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const disposers: Array<() => void> = [];
+  const giveUp = new AbortController();
   const kill = (why: "timed_out" | "interrupted") => {
     if (reason) return;
     reason = why;
@@ -108,6 +115,7 @@ function arm(child: Killable, opts: RunOptions) {
       try {
         child.kill("SIGKILL");
       } catch { /* already gone */ }
+      giveUp.abort();
     };
     escalate.addEventListener("abort", onEscalate, { once: true });
     disposers.push(() => escalate.removeEventListener("abort", onEscalate));
@@ -122,7 +130,11 @@ function arm(child: Killable, opts: RunOptions) {
     else opts.signal.addEventListener("abort", onAbort, { once: true });
     disposers.push(() => opts.signal?.removeEventListener("abort", onAbort));
   }
-  return { reason: () => reason, dispose: () => disposers.forEach((d) => d()) };
+  return {
+    reason: () => reason,
+    giveUp: giveUp.signal,
+    dispose: () => disposers.forEach((d) => d()),
+  };
 }
 
 function killedError(
@@ -151,15 +163,29 @@ function notFound(argv: readonly string[], cause: unknown): MuxError {
   });
 }
 
-async function collect(stream: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
+/** Reads a stream to its end, or until `stop` aborts, keeping at most `max` bytes. */
+async function collect(
+  stream: ReadableStream<Uint8Array> | null,
+  max: number,
+  stop: AbortSignal,
+): Promise<string> {
   if (!stream) return "";
+  const reader = stream.getReader();
+  const onStop = () => void reader.cancel().catch(() => {});
+  stop.addEventListener("abort", onStop, { once: true });
   const chunks: Uint8Array[] = [];
   let kept = 0;
-  for await (const chunk of stream) {
-    if (kept >= max) continue;
-    const take = chunk.byteLength <= max - kept ? chunk : chunk.subarray(0, max - kept);
-    chunks.push(take);
-    kept += take.byteLength;
+  try {
+    while (true) {
+      const { done, value: chunk } = await reader.read();
+      if (done) break;
+      if (kept >= max) continue;
+      const take = chunk.byteLength <= max - kept ? chunk : chunk.subarray(0, max - kept);
+      chunks.push(take);
+      kept += take.byteLength;
+    }
+  } finally {
+    stop.removeEventListener("abort", onStop);
   }
   const all = new Uint8Array(kept);
   let at = 0;
@@ -168,6 +194,21 @@ async function collect(stream: ReadableStream<Uint8Array> | null, max: number): 
     at += c.byteLength;
   }
   return new TextDecoder().decode(all);
+}
+
+/** Writes `text` to a stream and closes it, or gives up when `stop` aborts. */
+async function feed(stream: WritableStream<Uint8Array>, text: string, stop: AbortSignal) {
+  const writer = stream.getWriter();
+  const onStop = () => void writer.abort().catch(() => {});
+  stop.addEventListener("abort", onStop, { once: true });
+  try {
+    await writer.write(new TextEncoder().encode(text));
+    await writer.close();
+  } catch {
+    /* the program closed its stdin or was killed; it read what it read */
+  } finally {
+    stop.removeEventListener("abort", onStop);
+  }
 }
 
 const runDeno: Runner = async (argv, opts) => {
@@ -192,16 +233,14 @@ const runDeno: Runner = async (argv, opts) => {
   }
   const armed = arm(child, opts);
   try {
-    if (opts.stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode(opts.stdin)).catch(() => {});
-      await writer.close().catch(() => {});
-    }
     const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    // Input is written while output is read: a program that echoes (cat) stops reading its
+    // stdin once its stdout pipe is full, so writing first would deadlock until the timeout.
     const [stdout, stderr, status] = await Promise.all([
-      collect(child.stdout, max),
-      collect(child.stderr, max),
+      collect(child.stdout, max, armed.giveUp),
+      collect(child.stderr, max, armed.giveUp),
       child.status,
+      opts.stdin === undefined ? undefined : feed(child.stdin, opts.stdin, armed.giveUp),
     ]);
     const why = armed.reason();
     if (why) throw killedError(why, argv, opts, stderr);
@@ -231,6 +270,12 @@ const runNode: Runner = (argv, opts) => {
       if (out.se < max) (out.stderr.push(c.subarray(0, max - out.se)), out.se += c.byteLength);
     });
     const armed = arm({ kill: (s) => child.kill(s) }, opts);
+    // See arm(): a grandchild may hold the pipes open; "close" waits for them otherwise.
+    armed.giveUp.addEventListener("abort", () => {
+      child.stdin?.destroy();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, { once: true });
     child.on("error", (err: Error & { code?: string }) => {
       armed.dispose();
       reject(err.code === "ENOENT" || err.code === "EACCES" ? notFound(argv, err) : err);
@@ -251,16 +296,7 @@ const runNode: Runner = (argv, opts) => {
   });
 };
 
-const SIGNALS: Record<string, number> = {
-  SIGHUP: 1,
-  SIGINT: 2,
-  SIGQUIT: 3,
-  SIGKILL: 9,
-  SIGSEGV: 11,
-  SIGPIPE: 13,
-  SIGTERM: 15,
-};
-
+/** The platform's number of a signal (SIGUSR1 is 10 on Linux, 30 on macOS). */
 function signalNumber(name: string): number {
-  return SIGNALS[name] ?? 1;
+  return (constants.signals as Record<string, number | undefined>)[name] ?? 1;
 }

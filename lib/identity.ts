@@ -90,7 +90,8 @@ function tmuxLayer(env: EnvLookup): Layer | null {
 
 /** Reads the zellij layer: `ZELLIJ`, `ZELLIJ_SESSION_NAME`, `ZELLIJ_PANE_ID` (a bare number). */
 function zellijLayer(env: EnvLookup): Layer | null {
-  if (env("ZELLIJ") === undefined && !nonEmpty(env, "ZELLIJ_SESSION_NAME")) return null;
+  // zellij sets ZELLIJ=0 in its panes; an empty value is treated as unset.
+  if (!nonEmpty(env, "ZELLIJ") && !nonEmpty(env, "ZELLIJ_SESSION_NAME")) return null;
   const pane = nonEmpty(env, "ZELLIJ_PANE_ID");
   return withDefined({
     backend: "zellij",

@@ -116,6 +116,7 @@ export async function* readLineBatches(
   };
 
   for await (const chunk of chunks) {
+    if (chunk.byteLength === 0) continue;
     const first = chunk.indexOf(NL);
     if (first === -1) {
       // No line ends here: carry it (or count it while dropping an oversized line).
@@ -142,7 +143,7 @@ export async function* readLineBatches(
     }
     yield out;
   }
-  if (size > 0 || parts.length > 0 || dropping) yield [finishCarried(new Uint8Array(0))];
+  if (size > 0 || dropping) yield [finishCarried(new Uint8Array(0))];
 }
 
 /**

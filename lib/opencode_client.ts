@@ -64,8 +64,9 @@ export interface OpencodeClient {
  * Creates a client.
  *
  * @param options URL, auth, directory, fetch and timeout.
- * @returns The client. Its calls throw `MuxError` coded `server_unreachable` (no answer, a
- *   non-JSON answer, 5xx), `auth_failed` (401/403) or `unparseable_output`.
+ * @returns The client. Its calls throw `MuxError` coded `server_unreachable` (no answer within
+ *   the timeout, 5xx), `auth_failed` (401/403), `unparseable_output` (not JSON, or not the
+ *   expected shape) or `interrupted` (the caller's signal aborted).
  */
 export function createOpencodeClient(options: OpencodeClientOptions): OpencodeClient {
   const headers: Record<string, string> = { accept: "application/json" };
@@ -74,7 +75,11 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       Buffer.from(`${options.auth.username}:${options.auth.password}`).toString("base64")
     }`;
   }
-  if (options.directory) headers["x-opencode-directory"] = options.directory;
+  // Percent-encoded as OpenCode's SDK sends it and its server decodes it: a header value must be
+  // Latin-1, so a raw "/home/u/中文" made fetch throw (anomalyco/opencode #13087, PR #13131).
+  if (options.directory) {
+    headers["x-opencode-directory"] = encodeURIComponent(options.directory);
+  }
   const timeoutMs = options.timeoutMs ?? 2000;
 
   async function get<T>(
@@ -85,6 +90,11 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
   ): Promise<T | null> {
     const url = `${options.url}${path}`;
     const timeout = AbortSignal.timeout(timeoutMs);
+    // The caller's abort is `interrupted` (exit 130 in CLI mode), not a server that is down.
+    const interrupted = (err: unknown) =>
+      new MuxError("interrupted", `Cannot finish GET ${path} from ${options.url}: interrupted`, {
+        cause: err,
+      });
     let response: Response;
     try {
       response = await options.fetch(url, {
@@ -92,6 +102,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
+      if (signal?.aborted) throw interrupted(err);
       throw new MuxError(
         "server_unreachable",
         `Cannot reach the OpenCode server at ${options.url}: ${(err as Error).message}`,
@@ -118,6 +129,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       return null;
     }
     const text = await response.text().catch(() => "");
+    if (signal?.aborted) throw interrupted(signal.reason);
     if (!response.ok) {
       throw new MuxError(
         "server_unreachable",

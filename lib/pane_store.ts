@@ -8,6 +8,7 @@
  */
 
 import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -34,6 +35,9 @@ export const PaneRecordSchema = z.strictObject({
   server: z.string().optional(),
   directory: z.string().optional(),
   pid: z.number().int().optional(),
+  pidStart: z.string().optional().describe(
+    "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
+  ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
 });
 
@@ -61,7 +65,12 @@ export interface PaneStore {
 }
 
 function fileName(backend: string, paneId: string): string {
-  return `${backend}.${Buffer.from(paneId).toString("base64url")}.json`;
+  const encoded = Buffer.from(paneId).toString("base64url");
+  // Long ids would exceed NAME_MAX (255): hash them; the record inside keeps the real id.
+  const name = encoded.length <= 160
+    ? encoded
+    : `h-${createHash("sha256").update(paneId).digest("hex")}`;
+  return `${backend}.${name}.json`;
 }
 
 /**

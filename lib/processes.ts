@@ -6,7 +6,7 @@
  * @module
  */
 
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 
 /** Process operations muxbridge needs. */
@@ -19,6 +19,13 @@ export interface Processes {
   startTime(pid: number): string | undefined;
   /** Sends a signal to the process, or to its process group when `group` is true. */
   signal(pid: number, sig: "SIGTERM" | "SIGKILL", group: boolean): void;
+  /**
+   * The live processes of the process group and of the session that `leader` leads, the leader
+   * itself included while it lives (zombies excluded). A pane's program is the leader of both:
+   * terminals start it with `setsid` (tmux: `forkpty`), so whatever it started stays in them
+   * unless it left on purpose (`setsid` again). Without `/proc` only the leader is reported.
+   */
+  members(leader: number): number[];
 }
 
 /** Reads `/proc/<pid>/stat` fields after the command name; undefined off Linux or when gone. */
@@ -29,6 +36,23 @@ function statFields(pid: number): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Reads `/proc/<pid>/stat` fields of every process; empty off Linux. */
+function everyStat(): Array<{ pid: number; fields: string[] }> {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const out: Array<{ pid: number; fields: string[] }> = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const fields = statFields(Number(name));
+    if (fields) out.push({ pid: Number(name), fields });
+  }
+  return out;
 }
 
 /**
@@ -62,7 +86,40 @@ export function createProcesses(): Processes {
         if ((err as { code?: string }).code !== "ESRCH") throw err;
       }
     },
+    members(leader) {
+      if (!Number.isInteger(leader) || leader <= 1) return [];
+      const all = everyStat();
+      if (all.length === 0) return this.alive(leader) ? [leader] : [];
+      // Fields after the name: state, ppid, pgrp, session (proc(5)).
+      return all.filter(({ pid, fields }) =>
+        fields[0] !== "Z" && fields[0] !== "X" &&
+        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader)
+      ).map(({ pid }) => pid);
+    },
   };
+}
+
+/**
+ * Tells whether `pid` is still the very process whose start stamp was read earlier: the same
+ * pid with a different start is a later process that reused the number and must never be
+ * signalled.
+ *
+ * @param processes The process seam.
+ * @param pid The pid.
+ * @param start The stamp read from {@linkcode Processes.startTime} when the pid was known good.
+ * @returns Whether it runs and is that process (false when gone or reused).
+ *
+ * @example
+ * ```ts
+ * import { createProcesses, sameProcess } from "./processes.ts";
+ * const p = createProcesses();
+ * sameProcess(p, p.selfPid, p.startTime(p.selfPid)); // true on Linux
+ * ```
+ */
+export function sameProcess(processes: Processes, pid: number, start: string | undefined): boolean {
+  if (!processes.alive(pid)) return false;
+  const now = processes.startTime(pid);
+  return start === undefined || now === undefined || now === start;
 }
 
 /**

@@ -77,7 +77,7 @@ export const JobSchema = z.strictObject({
 /** `bridge.ping`. */
 export const PingSchema = z.strictObject({
   type: z.literal("bridge.ping"),
-  id: z.union([z.string(), z.number()]).optional(),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
 });
 
 /** `bridge.shutdown`. */

@@ -88,7 +88,10 @@ export type LoopInput =
 /** Runtime handles of one open pane (not state: what the loop needs to act on the pane). */
 interface PaneHandle {
   backend: Backend;
+  /** The pane program's pid, kept only while it ran when the pane opened. */
   pid?: number;
+  /** Its start stamp then, so a reused pid is never signalled (undefined off Linux). */
+  pidStart?: string;
 }
 
 const LAYOUT_DEBOUNCE_MS = 30;
@@ -103,11 +106,14 @@ export class SessionLoop {
   readonly #machine: MachineConfig;
   #queue: Promise<void> = Promise.resolve();
   #layoutTimer: TimerId | null = null;
+  #layoutPending = false;
   #watchTimer: TimerId | null = null;
   #watching = false;
   #shuttingDown = false;
   #closedAtShutdown = 0;
   #settled: Array<() => void> = [];
+  /** Terminations of programs that outlived a gone pane, still running. */
+  readonly #reaping = new Set<Promise<void>>();
   #warnedUnreachable = false;
 
   /**
@@ -217,6 +223,7 @@ export class SessionLoop {
       for (const id of [...this.#records.keys()]) this.#feed(id, { type: "shutdown", closePanes });
     }
     await this.#whenSettled();
+    await Promise.all(this.#reaping);
     this.#stopTimers();
     return this.#closedAtShutdown;
   }
@@ -369,8 +376,7 @@ export class SessionLoop {
     const backend = this.#ctx.backend!;
     try {
       const pane = await backend.spawn(req);
-      const handle: PaneHandle = { backend };
-      if (pane.pid !== undefined) handle.pid = pane.pid;
+      const handle = this.#handle(backend, pane.pid);
       this.#handles.set(id, handle);
       try {
         this.#deps.store.put({
@@ -382,7 +388,8 @@ export class SessionLoop {
           owner: this.#deps.owner,
           ...(this.#ctx.serverUrl ? { server: this.#ctx.serverUrl } : {}),
           directory: req.cwd,
-          ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
+          ...(handle.pid !== undefined ? { pid: handle.pid } : {}),
+          ...(handle.pidStart !== undefined ? { pidStart: handle.pidStart } : {}),
         });
       } catch (err) {
         this.#deps.log.warn(
@@ -404,6 +411,26 @@ export class SessionLoop {
     }
   }
 
+  /** A handle for a new pane; its pid is kept only with evidence it is the pane's program. */
+  #handle(backend: Backend, pid: number | undefined): PaneHandle {
+    const handle: PaneHandle = { backend };
+    // A program that already ended leaves a pid the system may hand out again: drop it.
+    if (pid === undefined || !this.#deps.processes.alive(pid)) return handle;
+    handle.pid = pid;
+    const start = this.#deps.processes.startTime(pid);
+    if (start !== undefined) handle.pidStart = start;
+    return handle;
+  }
+
+  /** The close options that let a close end a surviving program. */
+  #programOptions(handle: PaneHandle | undefined) {
+    return {
+      processes: this.#deps.processes,
+      ...(handle?.pid !== undefined ? { pid: handle.pid } : {}),
+      ...(handle?.pidStart !== undefined ? { pidStart: handle.pidStart } : {}),
+    };
+  }
+
   async #close(id: string, paneId: string, reason: CloseReason): Promise<void> {
     const handle = this.#handles.get(id);
     const backend = handle?.backend ?? this.#ctx.backend;
@@ -419,8 +446,7 @@ export class SessionLoop {
       const result = await closePane(backend, paneId, {
         graceMs: this.#deps.config.close_grace_ms,
         clock: this.#deps.clock,
-        processes: this.#deps.processes,
-        ...(handle?.pid !== undefined ? { pid: handle.pid } : {}),
+        ...this.#programOptions(handle),
       });
       this.#deps.log.debug(`${id}: closed ${paneId} (${reason}) ${JSON.stringify(result)}`);
       this.#forget(id, backend.name, paneId);
@@ -478,11 +504,19 @@ export class SessionLoop {
     this.#feed(id, { type: "recheck", status });
   }
 
+  /**
+   * Coalesces layout requests: one pass is pending at a time, and it runs after the spawns
+   * already queued, so a burst of opens costs one layout.
+   */
   #scheduleLayout(): void {
-    if (this.#layoutTimer !== null || this.#shuttingDown) return;
+    if (this.#layoutPending || this.#shuttingDown) return;
+    this.#layoutPending = true;
     this.#layoutTimer = this.#deps.clock.setTimeout(() => {
       this.#layoutTimer = null;
-      this.#enqueue(() => this.#layout());
+      this.#enqueue(() => {
+        this.#layoutPending = false;
+        return this.#layout();
+      });
     }, LAYOUT_DEBOUNCE_MS);
   }
 
@@ -525,27 +559,28 @@ export class SessionLoop {
     if (this.#watching || this.#shuttingDown) return;
     this.#watching = true;
     try {
-      const open = this.records().flatMap((r) =>
-        r.state.kind === "open" ? [{ id: r.id, paneId: r.state.paneId }] : []
-      );
-      await Promise.all(open.map(async ({ id, paneId }) => {
-        const backend = this.#handles.get(id)?.backend;
-        if (!backend) return;
-        try {
-          const info = await backend.inspect(paneId);
-          if (info === null) return this.#noticeGone(id, paneId);
-          if (info.dead) {
-            // Its program exited but the pane stays (remain-on-exit): close what is left.
-            await closePane(backend, paneId, { graceMs: 0, clock: this.#deps.clock });
-            return this.#noticeGone(id, paneId);
-          }
-          this.#warnedUnreachable = false;
-        } catch (err) {
-          if (!this.#warnedUnreachable) {
-            this.#warnedUnreachable = true;
-            this.#deps.log.warn(`cannot check pane ${paneId}: ${(err as Error).message}`);
-          }
+      const byBackend = new Map<Backend, Array<{ id: string; paneId: string }>>();
+      for (const r of this.records()) {
+        const backend = this.#handles.get(r.id)?.backend;
+        if (r.state.kind !== "open" || !backend) continue;
+        byBackend.set(backend, [...(byBackend.get(backend) ?? []), {
+          id: r.id,
+          paneId: r.state.paneId,
+        }]);
+      }
+      await Promise.all([...byBackend].map(async ([backend, open]) => {
+        // One listing of the marked panes instead of one call per pane (20 panes were 20 tmux
+        // processes per poll); only a pane missing from it or dead is inspected, so a wrong
+        // listing can never by itself make muxbridge treat a live pane as gone.
+        let suspects = open;
+        if (backend.capabilities.marks) {
+          try {
+            const live = new Map((await backend.listOwned()).map((p) => [p.paneId, p]));
+            suspects = open.filter((p) => live.get(p.paneId)?.dead !== false);
+            this.#warnedUnreachable = false;
+          } catch { /* inspect each pane below */ }
         }
+        await Promise.all(suspects.map(({ id, paneId }) => this.#check(backend, id, paneId)));
       }));
     } finally {
       this.#watching = false;
@@ -553,21 +588,52 @@ export class SessionLoop {
     if (this.records().some((r) => r.state.kind === "open")) this.#ensureWatch();
   }
 
-  async #noticeGone(id: string, paneId: string): Promise<void> {
+  /** Inspects one pane; a pane that is gone or dead is reported `gone`. */
+  async #check(backend: Backend, id: string, paneId: string): Promise<void> {
+    try {
+      const info = await backend.inspect(paneId);
+      if (info === null) return this.#noticeGone(id, paneId);
+      if (info.dead) {
+        // Its program exited but the pane stays (remain-on-exit): close what is left.
+        await closePane(backend, paneId, {
+          graceMs: 0,
+          clock: this.#deps.clock,
+          ...this.#programOptions(this.#handles.get(id)),
+        });
+        return this.#noticeGone(id, paneId);
+      }
+      this.#warnedUnreachable = false;
+    } catch (err) {
+      if (!this.#warnedUnreachable) {
+        this.#warnedUnreachable = true;
+        this.#deps.log.warn(`cannot check pane ${paneId}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  #noticeGone(id: string, paneId: string): void {
     const record = this.#records.get(id);
     if (record?.state.kind !== "open" || record.state.paneId !== paneId) return;
     const handle = this.#handles.get(id);
     this.#forget(id, handle?.backend.name ?? "", paneId);
     this.#feed(id, { type: "gone", paneId });
-    // The pane went away behind muxbridge's back; its program may have survived it.
-    if (handle?.pid !== undefined && this.#deps.processes.alive(handle.pid)) {
-      await terminateSurvivor(
-        this.#deps.processes,
-        handle.pid,
-        this.#deps.clock,
-        this.#deps.config.close_grace_ms,
-      );
-    }
+    // The pane went away behind muxbridge's back; its program (the OpenCode TUI ignores
+    // SIGHUP) or what it started may have survived it. This runs beside the watch, so other
+    // panes are still checked on time, and shutdown waits for it.
+    if (handle?.pid === undefined) return;
+    const pid = handle.pid;
+    const reaping = terminateSurvivor(
+      this.#deps.processes,
+      pid,
+      this.#deps.clock,
+      this.#deps.config.close_grace_ms,
+      handle.pidStart,
+    ).then((ended) => {
+      if (ended) this.#deps.log.info(`${id}: ended pid ${pid}, which outlived pane ${paneId}`);
+    }, (err) => {
+      this.#deps.log.warn(`${id}: ${(err as Error).message}`);
+    }).finally(() => this.#reaping.delete(reaping));
+    this.#reaping.add(reaping);
   }
 
   #stopTimers(): void {

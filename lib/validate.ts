@@ -182,8 +182,8 @@ export function normalizeServerUrl(raw: string): ServerUrl {
   }
   const auth = parsed.username || parsed.password
     ? {
-      username: decodeURIComponent(parsed.username) || "opencode",
-      password: decodeURIComponent(parsed.password),
+      username: decodeUserinfo(parsed.username) || "opencode",
+      password: decodeUserinfo(parsed.password),
     }
     : undefined;
   parsed.username = "";
@@ -215,6 +215,15 @@ export function normalizeServerUrl(raw: string): ServerUrl {
  */
 export function cleanTitle(title: string): string {
   return Array.from(title.replace(UNSAFE_GLOBAL, "")).slice(0, MAX_TITLE).join("");
+}
+
+/** Decodes URL userinfo; a stray "%" the URL parser let through is kept as typed, not a URIError. */
+function decodeUserinfo(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function cutForMessage(value: string): string {

@@ -196,6 +196,7 @@ Deno.test("SessionLoop terminates a pane program that survived its pane", async 
     return { ...pane, pid: 777 };
   };
   h.processes.living.add(777);
+  h.processes.ignores.set(777, new Set(["SIGTERM"]));
   h.loop.handle(created("ses_a"));
   await h.clock.advance(10);
   h.backend.panes.set("%1", {

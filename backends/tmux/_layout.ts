@@ -202,3 +202,64 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   }
   return plan;
 }
+
+/**
+ * The size of each pane after `select-layout tiled` with `n` panes: tmux adds rows, then
+ * columns, until the grid holds them all, and shares the window minus the borders
+ * (`layout_set_tiled`, tmux 3.3a `layout-set.c`; observed live in a 120x40 window: 12 panes
+ * are 3 columns × 4 rows of 39x9, 13 panes 4 × 4 of 29x9).
+ *
+ * @param n The number of panes.
+ * @param width The window's width.
+ * @param height The window's height.
+ * @returns The size of a (smallest) cell.
+ */
+export function tiledCell(n: number, width: number, height: number): {
+  width: number;
+  height: number;
+} {
+  let rows = 1;
+  let columns = 1;
+  while (rows * columns < n) {
+    rows++;
+    if (rows * columns < n) columns++;
+  }
+  return {
+    width: Math.floor((width - (columns - 1)) / columns),
+    height: Math.floor((height - (rows - 1)) / rows),
+  };
+}
+
+/**
+ * How tall each pane of the column holding `paneId` would be, evened out, with one pane more:
+ * the column is the top-bottom container of the window's layout that holds `paneId` and only
+ * owned panes (what muxbridge's splits build and `planLayout` evens out).
+ *
+ * @param layout The window's `#{window_layout}`.
+ * @param paneId An owned pane.
+ * @param owned The owned panes.
+ * @returns The height, or null when `paneId` is not in such a column.
+ */
+export function columnHeightWithOneMore(
+  layout: string,
+  paneId: string,
+  owned: ReadonlySet<string>,
+): number | null {
+  const find = (cell: LayoutCell): LayoutCell | null => {
+    if (cell.kind === "pane") return null;
+    if (cell.children.some((c) => c.kind === "pane" && c.paneId === paneId)) return cell;
+    for (const c of cell.children) {
+      const hit = find(c);
+      if (hit) return hit;
+    }
+    return null;
+  };
+  const tree = parseWindowLayout(layout);
+  const column = tree ? find(tree) : null;
+  if (
+    !column || column.kind !== "tb" ||
+    !column.children.every((c) => c.kind === "pane" && owned.has(c.paneId))
+  ) return null;
+  const n = column.children.length + 1;
+  return Math.floor((column.height - (n - 1)) / n);
+}

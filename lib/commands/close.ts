@@ -57,6 +57,7 @@ export const closeCommand: Command = {
       processes: deps.processes,
       signal: deps.signal,
       ...(record?.pid !== undefined ? { pid: record.pid } : {}),
+      ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
     });
     store.remove(backend.name, paneId);
     await backend.dispose?.();

@@ -175,6 +175,7 @@ export const demoCommand: Command = {
       serverStarted = true;
       const anchor = started.stdout.trim();
       await tmux("set-option", "-g", "pane-border-status", "top");
+      await tmux("select-pane", "-t", anchor, "-T", "OpenCode (parent)");
       say(`  started tmux server; the parent OpenCode pane is ${anchor}`);
 
       const config: Config = resolveConfig({
@@ -190,7 +191,7 @@ export const demoCommand: Command = {
           state_dir: join(dir, "state"),
         },
       });
-      const log = createLogger("warn");
+      const log = createLogger((Deno.env.get("DEMO_LOG") ?? "warn") as "warn");
       const script = new Script();
       const bridge = runBridge({
         // Ctrl+C during the demo ends the bridge in order; the finally block stops the server.
@@ -273,7 +274,7 @@ export const demoCommand: Command = {
           JSON.stringify(await paneTitle(tmux, panes[C3]))
         }`,
       );
-      await picture(tmux, say);
+      await picture(tmux, say, deps);
 
       script.send({
         type: "session.status",
@@ -306,7 +307,7 @@ export const demoCommand: Command = {
           JSON.stringify(await paneTitle(tmux, panes[C1]))
         }`,
       );
-      await picture(tmux, say);
+      await picture(tmux, say, deps);
 
       script.send({ type: "bridge.shutdown" });
       script.end();
@@ -345,7 +346,10 @@ async function paneTitle(
 async function picture(
   tmux: (...a: string[]) => Promise<{ stdout: string }>,
   say: (t: string) => void,
+  deps: CliDeps,
 ): Promise<void> {
+  // Let the debounced layout pass land before drawing.
+  await new Promise<void>((resolve) => deps.clock.setTimeout(resolve, 300));
   const sep = "\u001f";
   const out = await tmux(
     "list-panes",

@@ -86,6 +86,8 @@ export const spawnCommand: Command = {
       owner: "cli",
       signal: deps.signal,
     });
+    // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
+    const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
     paneStore(config, deps).put({
       sessionId,
       paneId: pane.paneId,
@@ -96,6 +98,7 @@ export const spawnCommand: Command = {
       server: server.url,
       directory: dir,
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
+      ...(pidStart !== undefined ? { pidStart } : {}),
     });
     await backend.dispose?.();
     return {

@@ -108,7 +108,8 @@ export function backendContract(
       "ses_contractArgv",
       {
         cwd: hostileDir,
-        env: { OPENCODE_SERVER_PASSWORD: "p@ss 'word' $(nope)" },
+        // A backend without an environment flag refuses credentials (tested below).
+        env: f.backend.capabilities.env ? { OPENCODE_SERVER_PASSWORD: "p@ss 'word' $(nope)" } : {},
       },
       false,
       startMs,
@@ -124,6 +125,22 @@ export function backendContract(
     assert.equal(await Deno.realPath(launch.cwd), await Deno.realPath(hostileDir));
     if (f.backend.capabilities.env) assert.equal(launch.password, "p@ss 'word' $(nope)");
     assert.ok(await f.backend.inspect(paneId));
+  });
+
+  test("spawn() refuses credentials with auth_unsupported when the backend has no environment flag", async (f) => {
+    if (f.backend.capabilities.env) return;
+    await assert.rejects(
+      () =>
+        f.backend.spawn({
+          sessionId: "ses_contractNoEnv",
+          title: "t",
+          argv: ["/bin/sh", "-c", "exit 0"],
+          cwd: f.dir,
+          env: { OPENCODE_SERVER_PASSWORD: "secret" },
+          owner: "4242:1",
+        }),
+      (e) => isMuxError(e, "auth_unsupported"),
+    );
   });
 
   test("inspect() returns null for a pane that does not exist", async (f) => {

@@ -20,21 +20,45 @@ export function createMemoryStore(): PaneStore & { records: Map<string, PaneReco
   };
 }
 
+/** The fake process seam and its controls. */
+export interface FakeProcesses extends Processes {
+  /** Signals sent, as `SIGTERM -777` (group) or `SIGKILL 778` (one process). */
+  signals: string[];
+  /** Live pids. */
+  living: Set<number>;
+  /** The group (and session) leader of a pid that is not its own leader. */
+  leaders: Map<number, number>;
+  /** Start stamps by pid (default "100"). */
+  starts: Map<number, string>;
+  /** Signals each pid survives (SIGKILL too, as a process stuck in the kernel does). */
+  ignores: Map<number, Set<string>>;
+}
+
 /** A process seam where the given pids are alive and signals are recorded. */
-export function fakeProcesses(
-  alive: Iterable<number> = [],
-): Processes & { signals: string[]; living: Set<number> } {
+export function fakeProcesses(alive: Iterable<number> = []): FakeProcesses {
   const living = new Set(alive);
+  const leaders = new Map<number, number>();
+  const starts = new Map<number, string>();
+  const ignores = new Map<number, Set<string>>();
   const signals: string[] = [];
+  const members = (leader: number) =>
+    [...living].filter((p) => p === leader || leaders.get(p) === leader);
+  const deliver = (pid: number, sig: string) => {
+    if (!ignores.get(pid)?.has(sig)) living.delete(pid);
+  };
   return {
     selfPid: 4242,
     living,
+    leaders,
+    starts,
+    ignores,
     signals,
     alive: (pid) => living.has(pid),
-    startTime: () => "100",
+    startTime: (pid) => (living.has(pid) ? starts.get(pid) ?? "100" : undefined),
     signal(pid, sig, group) {
       signals.push(`${sig} ${group ? -pid : pid}`);
-      if (sig === "SIGKILL") living.delete(pid);
+      for (const p of group ? members(pid) : [pid]) deliver(p, sig);
     },
+    members,
   };
 }

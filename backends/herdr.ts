@@ -1,0 +1,438 @@
+/**
+ * The herdr backend (herdr >= 0.8.2): one pane per child session split off the pane muxbridge
+ * runs in (later ones stacked beside the first, so the user's pane is split once), the attach
+ * command started through the pane's environment (see `herdr/_launch.ts`), credentials through
+ * `pane split --env`, every target and text validated before exec (herdr has no `--`).
+ *
+ * herdr cannot be installed here: this backend is verified against the fake CLI in
+ * `tests/fakes/bin/herdr`, built from `/work/shared/research/herdr.md` ("herdr.md §N": the
+ * herdr 0.8.2 source and sneat-dev/wb's live-captured 0.9.x fixtures), never against a real
+ * herdr.
+ *
+ * The minimum, 0.8.2: public ids `w1:p1` since 0.7.0, JSON `server_not_running` errors since
+ * 0.8.0, and 0.8.2 is the release whose source was read (protocol 20) with every command used
+ * here: `pane split <id> --direction --cwd --env --no-focus`, `pane run`, `pane rename`, `pane
+ * send-keys`, `pane close`, `pane get`, `pane list`, `pane process-info`. sneat-dev/wb pins
+ * 0.9.1 only because its fixtures were captured there; the peer plugin claims >= 0.8.0 without
+ * checking. Preview builds sort before their release (`0.8.2-preview.…` is refused).
+ *
+ * What herdr cannot do: no hidden per-pane data (labels are shown), so ownership survives a
+ * crash through muxbridge's durable records (`marks` false); no layout rebalancing API for a
+ * subset of panes, so `applyLayout` is an honest no-op and the layout picks split directions.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../lib/backend.ts";
+import type { LayoutName } from "../lib/config.ts";
+import { isMuxError, MuxError } from "../lib/errors.ts";
+import { describeArgv } from "../lib/exec.ts";
+import {
+  cleanTitle,
+  validateDirectory,
+  validateSessionId,
+  validateTarget,
+  validateText,
+} from "../lib/validate.ts";
+import { createHerdrCommand, herdrError } from "./herdr/_command.ts";
+import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
+import {
+  OkSchema,
+  PaneListSchema,
+  PaneResultSchema,
+  parseHerdrVersion,
+  parseResult,
+  ProcessInfoSchema,
+} from "./herdr/_parse.ts";
+
+/** The oldest herdr muxbridge supports (see the module comment). */
+export const HERDR_MIN_VERSION = "0.8.2";
+
+const CAPABILITIES: Capabilities = {
+  layout: false,
+  title: true,
+  env: true,
+  marks: false,
+  focusSafe: true,
+};
+
+/** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
+const RESERVED_ENV = new Set([
+  "HERDR_ENV",
+  "HERDR_SOCKET_PATH",
+  "HERDR_BIN_PATH",
+  "HERDR_WORKSPACE_ID",
+  "HERDR_TAB_ID",
+  "HERDR_PANE_ID",
+  LAUNCH_VAR,
+]);
+
+/**
+ * Checks a pane id: a validated target without whitespace. herdr ids are `w1:p3`, `w3:pB`
+ * (bijective base 32: letters are digits, herdr.md §3): never parsed as numbers.
+ */
+function paneIdArg(paneId: string): string {
+  validateTarget("pane id", paneId);
+  if (/\s/.test(paneId)) {
+    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
+      hint: 'A herdr pane id looks like "w1:p3"',
+    });
+  }
+  return paneId;
+}
+
+/** `--env NAME=value` flags, after checking every name and value. */
+function envFlags(env: Readonly<Record<string, string>>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || RESERVED_ENV.has(name) || value.includes("\0")) {
+      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
+        hint:
+          "A variable name is letters, digits and _ and not one herdr sets; a value holds no NUL",
+      });
+    }
+    // NAME= first: a value can never be read as one of herdr's global flags.
+    return ["--env", `${name}=${value}`];
+  });
+}
+
+/** The split directions of a layout: from the anchor, then from the newest owned pane. */
+const DIRECTIONS: Record<LayoutName, readonly ["right" | "down", "right" | "down"]> = {
+  "main-vertical": ["right", "down"],
+  "main-horizontal": ["down", "right"],
+  "even-horizontal": ["right", "right"],
+  "even-vertical": ["down", "down"],
+  tiled: ["right", "down"],
+};
+
+/**
+ * Parses and gates `herdr --version`.
+ *
+ * @throws {MuxError} `unparseable_output`, `unsupported_version`.
+ */
+function gateVersion(stdout: string, argv: readonly string[]): string {
+  const text = stdout.trim();
+  const version = parseHerdrVersion(text);
+  if (version === null) {
+    throw new MuxError(
+      "unparseable_output",
+      `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
+      { argv, hint: "Check that herdr.bin names herdr" },
+    );
+  }
+  if (semver.lt(version, HERDR_MIN_VERSION)) {
+    throw new MuxError(
+      "unsupported_version",
+      `herdr ${version} is too old, need >= ${HERDR_MIN_VERSION}`,
+      { hint: `Upgrade herdr to ${HERDR_MIN_VERSION} or later (a release, not a preview)` },
+    );
+  }
+  return version;
+}
+
+const ANCHOR_HINT =
+  "Run muxbridge inside the herdr pane it should open panes next to (HERDR_PANE_ID)";
+
+/**
+ * Creates the herdr backend.
+ *
+ * @param deps Runner, env, clock, config (`herdr`, `layout`, `command_timeout_ms`), identity.
+ * @returns The backend.
+ *
+ * @example Open a pane next to the pane muxbridge runs in
+ * ```ts ignore
+ * const backend = createHerdrBackend(deps);
+ * await backend.probe();
+ * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```
+ */
+export function createHerdrBackend(deps: BackendDeps): Backend {
+  const layer = deps.identity.layers.find((l) => l.backend === "herdr");
+  const herdr = createHerdrCommand(deps, layer);
+  let versionCache: Promise<string> | undefined;
+  /** Panes this backend opened, oldest first: later splits stack beside the newest. */
+  const opened: string[] = [];
+  let spawnQueue: Promise<unknown> = Promise.resolve();
+
+  /** `herdr --version`, gated; a success is kept for the backend's life. */
+  const version = (signal?: AbortSignal): Promise<string> => {
+    if (!versionCache) {
+      const pending = (async () => {
+        const result = await herdr.version(signal);
+        if (result.code !== 0) throw herdrError("read the herdr version", result);
+        return gateVersion(result.stdout, result.argv);
+      })();
+      pending.catch(() => {
+        if (versionCache === pending) versionCache = undefined;
+      });
+      versionCache = pending;
+    }
+    return versionCache;
+  };
+
+  /** Runs a command once the binary is known and its version accepted. */
+  const must = async (action: string, args: readonly string[], signal?: AbortSignal) => {
+    await version(signal);
+    return herdr.must(action, args, signal);
+  };
+
+  /**
+   * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
+   * another server would name an unrelated pane.
+   */
+  const anchor = (): string | undefined => {
+    if (!layer?.paneId) return undefined;
+    const { session, socket_path } = deps.config.herdr;
+    if (
+      (session !== undefined && session !== layer.session) ||
+      (socket_path !== undefined && socket_path !== layer.socket)
+    ) {
+      return undefined;
+    }
+    return paneIdArg(layer.paneId);
+  };
+
+  const listPanes = async (signal?: AbortSignal) =>
+    parseResult(
+      await must("list herdr's panes", ["pane", "list"], signal),
+      PaneListSchema,
+      "pane list",
+    ).result.panes;
+
+  /** Where the next split goes: beside the newest pane still open, else off the anchor. */
+  const placement = async (signal?: AbortSignal) => {
+    const [first, next] = DIRECTIONS[deps.config.layout];
+    if (opened.length > 0) {
+      const live = new Set((await listPanes(signal)).map((p) => p.pane_id));
+      while (opened.length > 0 && !live.has(opened[opened.length - 1])) opened.pop();
+      const last = opened.at(-1);
+      if (last) return { target: last, direction: next };
+    }
+    return { target: anchor(), direction: first };
+  };
+
+  /** The pane's process id (its shell, which `exec`s into the program): best effort. */
+  const shellPid = async (paneId: string, signal?: AbortSignal) => {
+    try {
+      const out = await must(
+        `read pane "${paneId}"'s process`,
+        ["pane", "process-info", "--pane", paneId],
+        signal,
+      );
+      return parseResult(out, ProcessInfoSchema, "process info").result.process_info.shell_pid;
+    } catch (err) {
+      deps.log.debug(`herdr: no pid for pane ${paneId}: ${(err as Error).message}`);
+      return undefined;
+    }
+  };
+
+  const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
+    validateSessionId(req.sessionId);
+    validateTarget("owner", req.owner);
+    const cwd = validateDirectory(req.cwd);
+    const title = cleanTitle(req.title);
+    if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
+      throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
+        hint: "The pane command needs a program and no NUL characters",
+      });
+    }
+    const env = envFlags(req.env);
+    const line = validateText("pane command", LAUNCH_LINE);
+    await version(req.signal);
+    const { target, direction } = await placement(req.signal);
+    const split = await must("open a pane", [
+      "pane",
+      "split",
+      ...(target === undefined ? [] : [target]),
+      "--direction",
+      direction,
+      "--cwd",
+      cwd,
+      "--no-focus",
+      "--env",
+      `${LAUNCH_VAR}=${launchCommand(req.argv)}`,
+      ...env,
+    ], req.signal);
+    const paneId = paneIdArg(parseResult(split, PaneResultSchema, "new pane").result.pane.pane_id);
+    const pid = await shellPid(paneId, req.signal);
+    try {
+      await must(
+        `start the program in pane "${paneId}"`,
+        ["pane", "run", paneId, line],
+        req.signal,
+      );
+    } catch (err) {
+      // A shell pane without the program would stay forever: close it.
+      await herdr.run(["pane", "close", paneId]).catch(() => {});
+      throw err;
+    }
+    opened.push(paneId);
+    if (title !== "") {
+      try {
+        await setTitle(paneId, title, req.signal);
+      } catch (err) {
+        deps.log.warn(`herdr: cannot title pane ${paneId}: ${(err as Error).message}`);
+      }
+    }
+    return pid === undefined ? { paneId } : { paneId, pid };
+  };
+
+  const spawn = (req: SpawnRequest): Promise<SpawnedPane> => {
+    // One at a time: concurrent splits of the same pane land on top of each other (OMOS #762).
+    const run = spawnQueue.then(() => doSpawn(req));
+    spawnQueue = run.catch(() => {});
+    return run;
+  };
+
+  /**
+   * Sets the pane's label. herdr shows it in its own UI: the title never reaches the terminal
+   * as an escape sequence. It is one argv element that must not start with "-" (herdr would
+   * read `--clear`, `--help` or `--session` there) and holds no control characters.
+   */
+  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
+    const id = paneIdArg(paneId);
+    const clean = cleanTitle(title);
+    const label = clean === "" ? "--clear" : validateText("pane title", clean);
+    const out = await must(`title pane "${id}"`, ["pane", "rename", id, label], signal);
+    parseResult(out, PaneResultSchema, "renamed pane");
+  };
+
+  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = paneIdArg(paneId);
+    await version(signal);
+    const result = await herdr.run(["pane", "get", id], signal);
+    if (result.code !== 0) {
+      const err = herdrError(`inspect pane "${id}"`, result);
+      if (err.code === "pane_not_found") return null;
+      throw err;
+    }
+    const { pane } = parseResult(result.stdout, PaneResultSchema, "pane").result;
+    // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
+    const info: PaneInfo = { paneId: pane.pane_id, dead: false };
+    if (pane.label !== undefined) info.title = pane.label;
+    return info;
+  };
+
+  const applyLayout = (req: LayoutRequest): Promise<LayoutResult> => {
+    const detail =
+      `herdr has no command that rebalances only muxbridge's panes; ${req.layout} picks the split directions of new panes`;
+    deps.log.debug(`herdr layout: ${detail}`);
+    return Promise.resolve({ applied: false, detail });
+  };
+
+  const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
+    const v = await version(signal);
+    await listPanes(signal);
+    return { binary: herdr.bin, version: v };
+  };
+
+  const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
+    const checks: Check[] = [];
+    const failed = (name: string, err: unknown, hint?: string): Check => ({
+      name,
+      status: "fail",
+      detail: err instanceof Error ? err.message : String(err),
+      hint: (isMuxError(err) ? err.hint : undefined) ?? hint,
+    });
+    const skip = (why: string) => {
+      for (const name of ["herdr version", "herdr server", "herdr anchor"]) {
+        if (!checks.some((c) => c.name === name)) {
+          checks.push({ name, status: "fail", detail: `not checked: ${why}` });
+        }
+      }
+      return checks;
+    };
+    const raw = await herdr.version(signal).catch((err) => err as Error);
+    if (raw instanceof Error) {
+      checks.push(failed("herdr binary", raw));
+      return skip("no herdr binary");
+    }
+    if (raw.code !== 0) {
+      checks.push(failed("herdr binary", herdrError("read the herdr version", raw)));
+      return skip("herdr --version failed");
+    }
+    checks.push({
+      name: "herdr binary",
+      status: "pass",
+      detail: `${herdr.bin}: ${raw.stdout.trim()}`,
+    });
+    try {
+      checks.push({
+        name: "herdr version",
+        status: "pass",
+        detail: `${gateVersion(raw.stdout, raw.argv)} >= ${HERDR_MIN_VERSION}`,
+      });
+    } catch (err) {
+      checks.push(failed("herdr version", err));
+      return skip("unsupported herdr version");
+    }
+    try {
+      const panes = await listPanes(signal);
+      checks.push({
+        name: "herdr server",
+        status: "pass",
+        detail: `the server on ${herdr.target} answers with ${panes.length} panes`,
+      });
+    } catch (err) {
+      checks.push(failed("herdr server", err));
+      return skip("no herdr server");
+    }
+    const a = anchor();
+    if (a === undefined) {
+      checks.push({
+        name: "herdr anchor",
+        status: "warn",
+        detail: "muxbridge does not run in a pane of this server: panes split the focused pane",
+        hint: ANCHOR_HINT,
+      });
+    } else {
+      try {
+        const found = await inspect(a, signal);
+        checks.push(
+          found ? { name: "herdr anchor", status: "pass", detail: `panes open next to ${a}` } : {
+            name: "herdr anchor",
+            status: "fail",
+            detail: `herdr does not know pane ${a}`,
+            hint: ANCHOR_HINT,
+          },
+        );
+      } catch (err) {
+        checks.push(failed("herdr anchor", err, ANCHOR_HINT));
+      }
+    }
+    return checks;
+  };
+
+  return {
+    name: "herdr",
+    capabilities: CAPABILITIES,
+    probe,
+    spawn,
+    inspect,
+    listOwned: () => Promise.resolve([]),
+    async interrupt(paneId, signal) {
+      const id = paneIdArg(paneId);
+      // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.
+      await must(`interrupt pane "${id}"`, ["pane", "send-keys", id, "ctrl+c"], signal);
+    },
+    async kill(paneId, signal) {
+      const id = paneIdArg(paneId);
+      const out = await must(`close pane "${id}"`, ["pane", "close", id], signal);
+      parseResult(out, OkSchema, "close result");
+    },
+    setTitle,
+    applyLayout,
+    doctor,
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * Private to the herdr backend: which herdr binary runs, how one command is run (the socket in
+ * the child's environment, `--session` first, the timeout and signal always), and the one table
+ * that maps herdr's error codes to muxbridge's.
+ *
+ * @module
+ */
+
+import type { BackendDeps } from "../../lib/backend.ts";
+import { type ErrorCode, isMuxError, MuxError } from "../../lib/errors.ts";
+import type { RunResult } from "../../lib/exec.ts";
+import { describeArgv } from "../../lib/exec.ts";
+import type { Layer } from "../../lib/identity.ts";
+import { validateTarget } from "../../lib/validate.ts";
+import { parseErrorLine } from "./_parse.ts";
+
+/** A run of one herdr command, with the full argv for messages. */
+export interface HerdrRun extends RunResult {
+  /** The argv that ran. */
+  argv: readonly string[];
+}
+
+/**
+ * herdr's error codes muxbridge tells apart (herdr.md §9); every other code is
+ * `command_failed`. The one place herdr codes become muxbridge codes.
+ */
+const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
+  pane_not_found: "pane_not_found",
+  server_not_running: "backend_unreachable",
+  protocol_mismatch: "unsupported_version",
+};
+
+const HINTS: Partial<Record<ErrorCode, string>> = {
+  pane_not_found: "The pane is gone; `muxbridge list` shows what muxbridge still tracks",
+  backend_unreachable:
+    "Start herdr, or point herdr.socket_path / herdr.session at a running herdr server",
+  unsupported_version:
+    "The herdr CLI and the running server speak different protocols: restart the herdr server or install the matching herdr",
+};
+
+/**
+ * Builds the error for a failed herdr command. Evidence (herdr.md §7, `src/cli.rs`): exit 1 with
+ * one JSON line on stderr is an API error (`{"error":{"code","message"},"id"}`); exit 2 is a
+ * usage error in plain text; anything else (a crash, a Rust `Error: …`) is a failure as is.
+ *
+ * @param action What was being done ("close pane \"w1:p3\"").
+ * @param run The failed run.
+ * @returns A `pane_not_found`, `backend_unreachable`, `unsupported_version` or
+ *   `command_failed` error.
+ */
+export function herdrError(action: string, run: HerdrRun): MuxError {
+  const stderr = run.stderr.trim();
+  const details = { argv: run.argv, exitCode: run.code, stderr };
+  const api = run.code === 1 ? parseErrorLine(stderr) : null;
+  if (api) {
+    const code = ERROR_CODES[api.code] ?? "command_failed";
+    return new MuxError(code, `Cannot ${action}: herdr ${api.code}: ${api.message}`, {
+      ...details,
+      ...(HINTS[code] ? { hint: HINTS[code] } : {}),
+    });
+  }
+  return new MuxError(
+    "command_failed",
+    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
+    details,
+  );
+}
+
+/** Runs herdr commands for one backend. */
+export interface HerdrCommand {
+  /** The binary in use (once resolved), else the first candidate. */
+  readonly bin: string;
+  /** Where the commands go: the session or socket, for messages. */
+  readonly target: string;
+  /**
+   * Runs `herdr --version` with the first binary that exists (`herdr.bin`, else
+   * `$HERDR_BIN_PATH`, else `herdr` on PATH) and keeps that binary for every later command.
+   *
+   * @throws {MuxError} `binary_not_found` when none exists.
+   */
+  version(signal?: AbortSignal): Promise<HerdrRun>;
+  /** Runs `herdr [--session S] <args…>`; resolves for any exit code. */
+  run(args: readonly string[], signal?: AbortSignal): Promise<HerdrRun>;
+  /** Runs and returns stdout, throwing {@linkcode herdrError} on a non-zero exit. */
+  must(action: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
+}
+
+/**
+ * Creates the command runner of a herdr backend.
+ *
+ * The server: `herdr.session` → the global `--session NAME` (herdr resolves it before anything
+ * else, herdr.md §5); `herdr.socket_path`, else the socket of the herdr muxbridge runs in
+ * (`HERDR_SOCKET_PATH`) → `HERDR_SOCKET_PATH` in the child's environment.
+ *
+ * @param deps The backend's deps (runner, config, identity).
+ * @param layer The herdr layer muxbridge runs in, if any.
+ * @returns The runner.
+ */
+export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined): HerdrCommand {
+  const { bin: configured, session, socket_path } = deps.config.herdr;
+  const candidates = configured !== undefined
+    ? [configured]
+    : [...new Set([layer?.binPath, "herdr"].filter((b): b is string => !!b))];
+  let resolved: string | undefined;
+  const socket = socket_path ?? layer?.socket;
+  const childEnv = socket === undefined
+    ? undefined
+    : { HERDR_SOCKET_PATH: validateTarget("herdr socket path", socket) };
+  const sessionFlags = () =>
+    session === undefined ? [] : ["--session", validateTarget("herdr session", session)];
+
+  const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) => {
+    const argv = [validateTarget("herdr binary", bin), ...args];
+    const result = await deps.run(argv, {
+      timeoutMs: deps.config.command_timeout_ms,
+      signal,
+      ...(childEnv ? { env: childEnv } : {}),
+    });
+    return { ...result, argv } as HerdrRun;
+  };
+
+  const missing = (err: MuxError, argv: readonly string[]) =>
+    new MuxError(
+      "binary_not_found",
+      `Cannot run herdr: none of ${candidates.map((c) => JSON.stringify(c)).join(", ")} exists`,
+      {
+        argv,
+        cause: err,
+        hint: "Install herdr >= 0.8.2 or set herdr.bin to its path",
+      },
+    );
+
+  const version = async (signal?: AbortSignal): Promise<HerdrRun> => {
+    let last: MuxError | undefined;
+    for (const bin of resolved ? [resolved] : candidates) {
+      try {
+        const run = await exec(bin, ["--version"], signal);
+        resolved = bin;
+        return run;
+      } catch (err) {
+        if (!isMuxError(err, "binary_not_found")) throw err;
+        last = err;
+      }
+    }
+    throw missing(last!, [candidates[0], "--version"]);
+  };
+
+  const run = async (args: readonly string[], signal?: AbortSignal) => {
+    const bin = resolved ?? candidates[0];
+    try {
+      return await exec(bin, [...sessionFlags(), ...args], signal);
+    } catch (err) {
+      if (isMuxError(err, "binary_not_found")) throw missing(err, [bin, ...args]);
+      throw err;
+    }
+  };
+
+  return {
+    get bin() {
+      return resolved ?? candidates[0];
+    },
+    target: session !== undefined
+      ? `session "${session}"`
+      : socket !== undefined
+      ? `socket ${socket}`
+      : "the default herdr socket",
+    version,
+    run,
+    async must(action, args, signal) {
+      const result = await run(args, signal);
+      if (result.code !== 0) throw herdrError(action, result);
+      return result.stdout;
+    },
+  };
+}

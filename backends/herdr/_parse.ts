@@ -1,0 +1,113 @@
+/**
+ * Private to the herdr backend: the parsers of what the herdr CLI prints (version text, the JSON
+ * result envelope on stdout, the JSON error line on stderr).
+ *
+ * Shapes come from `/work/shared/research/herdr.md` ("herdr.md §N"): the herdr 0.8.2 source
+ * (`src/cli.rs`, `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr
+ * 0.9.x). herdr cannot run here; nothing was captured live by muxbridge.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import { z } from "zod";
+import { cut, MuxError } from "../../lib/errors.ts";
+
+/**
+ * Turns `herdr --version` output into semver: `herdr 0.9.1` → `0.9.1`; a preview build keeps its
+ * pre-release part (`herdr 0.8.0-preview.2026-08-04-d78e3d3b5126` → `0.8.0-preview.…`), so it
+ * sorts before its release (herdr.md §2).
+ *
+ * @param text What `herdr --version` printed.
+ * @returns The semver text, or null when it is not a herdr version.
+ */
+export function parseHerdrVersion(text: string): string | null {
+  const m = /^herdr\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?:\+\S*)?$/.exec(text.trim());
+  return m ? semver.valid(m[1]) : null;
+}
+
+/** A pane in a result: the fields muxbridge reads (PaneInfo, herdr.md §9). */
+const PaneSchema = z.object({
+  pane_id: z.string().min(1),
+  label: z.string().optional(),
+});
+
+/** `pane split`, `pane get`, `pane rename`: `{"id","result":{"pane":PaneInfo,"type":"pane_info"}}`. */
+export const PaneResultSchema = z.object({ result: z.object({ pane: PaneSchema }) });
+
+/** `pane list`: `{"id","result":{"panes":[PaneInfo…],"type":"pane_list"}}`. */
+export const PaneListSchema = z.object({ result: z.object({ panes: z.array(PaneSchema) }) });
+
+/** `pane close`: `{"id","result":{"type":"ok"}}`. */
+export const OkSchema = z.object({ result: z.object({ type: z.literal("ok") }) });
+
+/**
+ * `pane process-info`: `{"id","result":{"process_info":{"pane_id","shell_pid"?,…},
+ * "type":"pane_process_info"}}` (`src/api/schema/response.rs`).
+ */
+export const ProcessInfoSchema = z.object({
+  result: z.object({
+    process_info: z.object({ shell_pid: z.number().int().positive().optional() }),
+  }),
+});
+
+/**
+ * Parses one result line of the CLI (one compact JSON object and a newline, herdr.md §7).
+ *
+ * @param stdout What herdr printed.
+ * @param schema The expected shape.
+ * @param what What it is, for the message.
+ * @returns The parsed value.
+ * @throws {MuxError} `unparseable_output` with the raw text cut short.
+ */
+export function parseResult<T>(stdout: string, schema: z.ZodType<T>, what: string): T {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout.trim());
+  } catch {
+    throw unparseable(what, stdout);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw unparseable(what, stdout);
+  return parsed.data;
+}
+
+const ErrorLineSchema = z.object({
+  error: z.object({ code: z.string().min(1), message: z.string() }),
+  id: z.string().optional(),
+});
+
+/** An API error herdr reported. */
+export interface HerdrApiError {
+  /** herdr's error code (`pane_not_found`, `server_not_running`, …). */
+  code: string;
+  /** herdr's message. */
+  message: string;
+}
+
+/**
+ * Reads the error line herdr writes on stderr with exit 1: one JSON object, keys sorted, or
+ * `{"id","error"}` for `server_not_running` / `protocol_mismatch` (herdr.md §6, §11). The key
+ * order does not matter to a JSON parser.
+ *
+ * @param stderr herdr's stderr.
+ * @returns The error, or null when stderr holds no such line (a Rust `Error: …` text, say).
+ */
+export function parseErrorLine(stderr: string): HerdrApiError | null {
+  for (const line of stderr.split("\n")) {
+    if (!line.trim().startsWith("{")) continue;
+    try {
+      const parsed = ErrorLineSchema.safeParse(JSON.parse(line));
+      if (parsed.success) return parsed.data.error;
+    } catch { /* not JSON: keep looking */ }
+  }
+  return null;
+}
+
+function unparseable(what: string, raw: string): MuxError {
+  return new MuxError(
+    "unparseable_output",
+    `Cannot read herdr's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
+    { hint: "Report this with `herdr --version` and the output shown" },
+  );
+}

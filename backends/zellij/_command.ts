@@ -1,0 +1,120 @@
+/**
+ * Private to the zellij backend: how one zellij command is run (the session flag first, the
+ * timeout and signal always) and what a failed exit means.
+ *
+ * @module
+ */
+
+import type { BackendDeps } from "../../lib/backend.ts";
+import { isMuxError, MuxError } from "../../lib/errors.ts";
+import type { RunResult } from "../../lib/exec.ts";
+import { describeArgv } from "../../lib/exec.ts";
+import { validateTarget } from "../../lib/validate.ts";
+
+/** A run of one zellij command, with the full argv for messages. */
+export interface ZellijRun extends RunResult {
+  /** The argv that ran. */
+  argv: readonly string[];
+}
+
+/**
+ * Tells a session problem from any other failure. Evidence (research §2.1, zellij
+ * `commands.rs`): with no session running the CLI exits 1 with `There is no active session!`;
+ * an unknown `--session` exits 1 with `Session 'x' not found. The following sessions are
+ * active:`; several sessions and no name exits 1 with `Please specify the session name…`; a
+ * server that does not answer a listing within 1 s gives `Timeout listing panes` (§2.3).
+ *
+ * @param stderr zellij's stderr.
+ * @returns Whether the session (the server) is what failed.
+ */
+export function isSessionFailure(stderr: string): boolean {
+  return /There is no active session|Session '.*' not found|Please specify the session name|Timeout listing panes|No such file or directory|Connection refused/
+    .test(stderr);
+}
+
+/**
+ * Builds the error for a failed zellij command. Exit 2 is clap's usage error (a malformed pane
+ * id, an unknown flag of this version: research §2.1); exit 1 is the session or the server.
+ *
+ * @param action What was being done ("close pane \"terminal_3\"").
+ * @param run The failed run.
+ * @returns A `backend_unreachable` or `command_failed` error.
+ */
+export function zellijError(action: string, run: ZellijRun): MuxError {
+  const stderr = run.stderr.trim();
+  const details = { argv: run.argv, exitCode: run.code, stderr };
+  if (run.code === 1 && isSessionFailure(stderr)) {
+    // One line: the session list zellij prints on the following lines is kept, joined.
+    const text = stderr.replace(/\s*\n\s*/g, " ");
+    return new MuxError("backend_unreachable", `Cannot ${action}: ${text}`, {
+      ...details,
+      hint:
+        "Run inside zellij, or set zellij.session to a running session (`zellij list-sessions`)",
+    });
+  }
+  return new MuxError(
+    "command_failed",
+    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
+    details,
+  );
+}
+
+/** Runs zellij commands for one backend. */
+export interface ZellijCommand {
+  /** The binary. */
+  readonly bin: string;
+  /** The session muxbridge addresses, when known. */
+  readonly session: string | undefined;
+  /** Runs `zellij [--session S] action <args…>`; resolves for any exit code. */
+  action(args: readonly string[], signal?: AbortSignal): Promise<ZellijRun>;
+  /** Runs `zellij --version` (needs no session). */
+  version(signal?: AbortSignal): Promise<ZellijRun>;
+  /** Runs an action and returns stdout, throwing {@linkcode zellijError} on a non-zero exit. */
+  must(what: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
+}
+
+/**
+ * Creates the command runner of a zellij backend. The session is `zellij.session`, else the
+ * session muxbridge runs in (`ZELLIJ_SESSION_NAME`); it is always passed as the global
+ * `--session` flag before `action` (research §2.1), so a changed environment cannot redirect a
+ * command to another session.
+ *
+ * @param deps The backend's deps (runner, config, identity).
+ * @returns The runner.
+ */
+export function createZellijCommand(deps: BackendDeps): ZellijCommand {
+  const bin = deps.config.zellij.bin;
+  const layer = deps.identity.layers.find((l) => l.backend === "zellij");
+  const session = deps.config.zellij.session ?? layer?.session;
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<ZellijRun> => {
+    const argv = [validateTarget("zellij binary", bin), ...args];
+    try {
+      const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
+      return { ...result, argv };
+    } catch (err) {
+      if (isMuxError(err, "binary_not_found")) {
+        throw new MuxError("binary_not_found", err.message, {
+          argv,
+          cause: err,
+          hint: "Install zellij >= 0.44.1 or set zellij.bin to its path",
+        });
+      }
+      throw err;
+    }
+  };
+  const sessionFlags = () =>
+    session === undefined ? [] : ["--session", validateTarget("zellij session", session)];
+  const action = (args: readonly string[], signal?: AbortSignal) =>
+    exec([...sessionFlags(), "action", ...args], signal);
+  return {
+    bin,
+    session,
+    action,
+    version: (signal) => exec(["--version"], signal),
+    async must(what, args, signal) {
+      const result = await action(args, signal);
+      if (result.code !== 0) throw zellijError(what, result);
+      return result.stdout;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Private to the zellij backend: the parsers of what zellij prints (version text, the id a new
+ * pane prints, `list-panes --json`) and the pane id form muxbridge accepts.
+ *
+ * Shapes come from `/work/shared/research/backends.md` §2 ("research §2.x"), read in the zellij
+ * source (0.45.0 snapshot `bf8d23a4`); zellij cannot run here, so no output was captured live.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import { z } from "zod";
+import { cut, MuxError } from "../../lib/errors.ts";
+
+/** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
+export const TERMINAL_ID = /^terminal_(\d+)$/;
+
+/**
+ * Turns `zellij --version` output into semver: `zellij 0.44.1` → `0.44.1`, `zellij 0.45` →
+ * `0.45.0`; a pre-release or build suffix is dropped (its features are the release's).
+ *
+ * @param text What `zellij --version` printed.
+ * @returns The semver text, or null when it is not a zellij version.
+ */
+export function parseZellijVersion(text: string): string | null {
+  const m = /^zellij\s+v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$/.exec(text.trim());
+  if (!m) return null;
+  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+}
+
+/**
+ * Reads the id `action new-pane` prints (0.44.0+, PR #4690). Empty output is a known quirk, not
+ * an error: a crowded tab silently drops a directed split, and some builds print nothing
+ * (research §2.2), so the caller finds the pane by listing.
+ *
+ * @param stdout What zellij printed.
+ * @returns `terminal_N`, or null when nothing was printed.
+ * @throws {MuxError} `unparseable_output` for anything else (a `plugin_N` included).
+ */
+export function parseNewPaneId(stdout: string): string | null {
+  const parsed = NewPaneIdSchema.safeParse(stdout.trim());
+  if (!parsed.success) throw unparseable("new pane id", stdout);
+  return parsed.data === "" ? null : parsed.data;
+}
+
+/** Nothing, or `terminal_N`. */
+const NewPaneIdSchema = z.union([z.literal(""), z.string().regex(TERMINAL_ID)]);
+
+/**
+ * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (research §2.3).
+ * Only the fields muxbridge reads are checked; the rest are kept out.
+ */
+const PaneSchema = z.object({
+  id: z.number().int().min(0),
+  is_plugin: z.boolean(),
+  is_focused: z.boolean().optional(),
+  title: z.string(),
+  exited: z.boolean().optional(),
+  is_held: z.boolean().optional(),
+  tab_id: z.number().int().min(0).optional(),
+});
+
+const PaneListSchema = z.array(PaneSchema);
+
+/** A terminal pane as muxbridge sees it. */
+export interface ZellijPane {
+  /** `terminal_N`. */
+  paneId: string;
+  /** The bare number zellij uses in JSON and in `ZELLIJ_PANE_ID`. */
+  number: number;
+  /** The pane's title. */
+  title: string;
+  /** The program ended and the pane is held (no `--close-on-exit`). */
+  dead: boolean;
+  /** The pane has its tab's focus. */
+  focused: boolean;
+  /** The tab the pane is in, when listed. */
+  tabId?: number;
+}
+
+/**
+ * Parses `action list-panes --json --all`, keeping terminal panes only (plugin panes such as
+ * the tab bar have their own id space, research §2.3).
+ *
+ * @param stdout What zellij printed.
+ * @returns The terminal panes, in zellij's order.
+ * @throws {MuxError} `unparseable_output` when it is not the documented array.
+ */
+export function parsePaneList(stdout: string): ZellijPane[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    throw unparseable("pane list", stdout);
+  }
+  const parsed = PaneListSchema.safeParse(json);
+  if (!parsed.success) throw unparseable("pane list", stdout);
+  return parsed.data.filter((p) => !p.is_plugin).map((p) => {
+    const pane: ZellijPane = {
+      paneId: `terminal_${p.id}`,
+      number: p.id,
+      title: p.title,
+      dead: p.exited === true || p.is_held === true,
+      focused: p.is_focused === true,
+    };
+    if (p.tab_id !== undefined) pane.tabId = p.tab_id;
+    return pane;
+  });
+}
+
+function unparseable(what: string, raw: string): MuxError {
+  return new MuxError(
+    "unparseable_output",
+    `Cannot read zellij's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
+    { hint: "Report this with `zellij --version` and the output shown" },
+  );
+}

@@ -1,0 +1,173 @@
+/**
+ * A private "herdr server" for tests: a state file for the fake herdr CLI
+ * (`tests/fakes/bin/herdr`), a runner that points the fake at it, and a backend on top. Always
+ * `close()` it: that kills every pane process the fake started.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHerdrBackend } from "../../backends/herdr.ts";
+import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import { createRealClock } from "../../lib/clock.ts";
+import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import { createRunner, type Runner } from "../../lib/exec.ts";
+import type { Identity } from "../../lib/identity.ts";
+import { type Logger, silentLogger } from "../../lib/log.ts";
+import { parseArgvLog } from "./zellij_fixture.ts";
+
+/** The fake herdr CLI. */
+export const FAKE_HERDR = fileURLToPath(new URL("../fakes/bin/herdr", import.meta.url));
+
+/** Options of {@linkcode startFakeHerdr}. */
+export interface FakeHerdrOptions {
+  /** The version the fake reports. @default "0.9.1" */
+  version?: string;
+  /** The user's shell that reads typed lines in new panes. @default "/bin/sh" */
+  shell?: string;
+}
+
+/** The fake's state file (see `tests/fakes/bin/herdr`). */
+export interface FakeHerdrState {
+  version?: string;
+  serverProtocol?: number;
+  dir: string;
+  socket: string;
+  running: boolean;
+  shell?: string;
+  serverEnv: Record<string, string>;
+  started?: number[];
+  workspaces: Record<string, { nextPane: number }>;
+  panes: Array<{
+    pane_id: string;
+    workspace_id: string;
+    tab_id: string;
+    cwd: string;
+    focused: boolean;
+    label?: string;
+    pid?: number;
+    anchor?: string;
+    direction?: string;
+  }>;
+}
+
+/** A running fake server. */
+export interface FakeHerdr {
+  /** Scratch directory (state, log, socket path, programs). */
+  dir: string;
+  /** The socket path the server "listens" on. */
+  socket: string;
+  /** Variables every call of the fake gets; tests set `FAKE_HERDR_FAULT` here. */
+  env: Record<string, string>;
+  /** A real runner that points the fake at this server. */
+  runner: Runner;
+  /** Every argv the fake received, in order (without the binary). */
+  calls(): Promise<string[][]>;
+  /** The raw state. */
+  state(): Promise<FakeHerdrState>;
+  /** Changes the state (call it between backend operations only). */
+  update(fn: (state: FakeHerdrState) => void): Promise<void>;
+  /** The identity of a process in pane `w1:p1` of this server. */
+  identity(): Identity;
+  /** A backend on this server, muxbridge running in pane `w1:p1`. */
+  backend(flags?: ConfigLayer, identity?: Identity, log?: Logger): Backend;
+  /** Kills every pane process and removes the directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a fake herdr server with workspace `w1`, tab `w1:t1` and the caller's pane `w1:p1`.
+ *
+ * @param options Version and shell.
+ * @returns The server.
+ */
+export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<FakeHerdr> {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-herdr-" });
+  const statePath = `${dir}/state.json`;
+  const logPath = `${dir}/argv.log`;
+  const socket = `${dir}/herdr.sock`;
+  const initial: FakeHerdrState = {
+    version: options.version ?? "0.9.1",
+    dir,
+    socket,
+    running: true,
+    shell: options.shell ?? "/bin/sh",
+    // The server's environment: a pane gets it plus HERDR_* and --env values, nothing else.
+    serverEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8" },
+    workspaces: { w1: { nextPane: 2 } },
+    panes: [{
+      pane_id: "w1:p1",
+      workspace_id: "w1",
+      tab_id: "w1:t1",
+      cwd: dir,
+      focused: true,
+      // The caller's own pane: the fake did not start it and it stays.
+      ...{ terminal_id: "term_1", static: true },
+    }],
+  };
+  await Deno.writeTextFile(statePath, JSON.stringify(initial));
+  await Deno.writeTextFile(logPath, "");
+  const env: Record<string, string> = {
+    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    FAKE_HERDR_STATE: statePath,
+    FAKE_HERDR_LOG: logPath,
+    // Keep the fake's default socket inside the scratch directory.
+    XDG_CONFIG_HOME: `${dir}/config`,
+  };
+  const real = createRunner();
+  // The backend's own variables (HERDR_SOCKET_PATH) win over the fixture's.
+  const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
+  const readState = async () => JSON.parse(await Deno.readTextFile(statePath)) as FakeHerdrState;
+  const identity = (): Identity => ({
+    backend: "herdr",
+    layers: [{
+      backend: "herdr",
+      paneId: "w1:p1",
+      socket,
+      workspaceId: "w1",
+      tabId: "w1:t1",
+      binPath: FAKE_HERDR,
+    }],
+    harness: { name: null },
+  });
+  return {
+    dir,
+    socket,
+    env,
+    runner,
+    calls: async () => parseArgvLog(await Deno.readTextFile(logPath)),
+    state: readState,
+    async update(fn) {
+      const state = await readState();
+      fn(state);
+      await Deno.writeTextFile(statePath, JSON.stringify(state));
+    },
+    identity,
+    backend(flags: ConfigLayer = {}, id: Identity = identity(), log: Logger = silentLogger) {
+      const deps: BackendDeps = {
+        run: runner,
+        env: () => undefined,
+        clock: createRealClock(),
+        config: resolveConfig({
+          env: () => undefined,
+          flags: { backend: "herdr", command_timeout_ms: 10_000, ...flags },
+        }),
+        identity: id,
+        log,
+      };
+      return createHerdrBackend(deps);
+    },
+    async close() {
+      try {
+        for (const pid of (await readState()).started ?? []) {
+          try {
+            Deno.kill(-pid, "SIGKILL");
+          } catch { /* gone */ }
+        }
+      } finally {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    },
+  };
+}

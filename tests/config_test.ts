@@ -1,0 +1,385 @@
+import assert from "node:assert/strict";
+import {
+  BACKEND_CHOICES,
+  type Config,
+  configJsonSchema,
+  configPath,
+  envLayer,
+  LAYOUTS,
+  mergeLayers,
+  parseConfigText,
+  resolveConfig,
+  stateDir,
+} from "../lib/config.ts";
+import { fakeEnv } from "./fakes/fake_env.ts";
+
+const noEnv = fakeEnv();
+const invalidConfig = { name: "MuxError", code: "invalid_config" };
+
+/** The contract's table of keys every implementation has, with their defaults. */
+const CONTRACT_DEFAULTS = {
+  backend: "auto",
+  layout: "main-vertical",
+  main_pane_size: 60,
+  opencode_bin: "opencode",
+  close_grace_ms: 250,
+  idle_close_delay_ms: 3000,
+  min_pane_lifetime_ms: 3000,
+  poll_interval_ms: 2000,
+  close_on_exit: true,
+} as const;
+
+// ---------------------------------------------------------------- defaults
+
+Deno.test("resolveConfig() gives the contract's defaults with no file, env or flags", () => {
+  const config = resolveConfig({ env: noEnv });
+  for (const [key, value] of Object.entries(CONTRACT_DEFAULTS)) {
+    assert.equal(config[key as keyof Config], value, key);
+  }
+});
+
+Deno.test("resolveConfig() fills every backend section with its defaults", () => {
+  const config = resolveConfig({ env: noEnv });
+  assert.deepEqual(config.tmux, { bin: "tmux" });
+  assert.deepEqual(config.zellij, { bin: "zellij" });
+  assert.deepEqual(config.herdr, { bin: "herdr" });
+  assert.deepEqual(config.kitty, {});
+  assert.deepEqual(config.cmux, { bin: "cmux" });
+  assert.equal(config.state_dir, undefined);
+});
+
+Deno.test("the backend and layout choices are the contract's", () => {
+  assert.deepEqual([...BACKEND_CHOICES], [
+    "auto",
+    "none",
+    "tmux",
+    "zellij",
+    "herdr",
+    "cmux",
+    "kitty",
+  ]);
+  assert.deepEqual([...LAYOUTS], [
+    "main-vertical",
+    "main-horizontal",
+    "tiled",
+    "even-horizontal",
+    "even-vertical",
+  ]);
+});
+
+// ---------------------------------------------------------------- precedence
+
+const FILE = { path: "/home/u/.config/muxbridge/config.json" };
+
+Deno.test("resolveConfig() lets the file override the defaults", () => {
+  const config = resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { layout: "tiled", main_pane_size: 40, close_on_exit: false } },
+  });
+  assert.equal(config.layout, "tiled");
+  assert.equal(config.main_pane_size, 40);
+  assert.equal(config.close_on_exit, false);
+  assert.equal(config.backend, "auto");
+});
+
+Deno.test("resolveConfig() lets the environment override the file", () => {
+  const config = resolveConfig({
+    env: fakeEnv({
+      MUXBRIDGE_BACKEND: "zellij",
+      MUXBRIDGE_OPENCODE_BIN: "/opt/oc/bin/opencode",
+      MUXBRIDGE_STATE_DIR: "/var/state/mb",
+    }),
+    file: {
+      ...FILE,
+      data: { backend: "tmux", opencode_bin: "oc-file", state_dir: "/file/state", layout: "tiled" },
+    },
+  });
+  assert.equal(config.backend, "zellij");
+  assert.equal(config.opencode_bin, "/opt/oc/bin/opencode");
+  assert.equal(config.state_dir, "/var/state/mb");
+  assert.equal(config.layout, "tiled");
+});
+
+Deno.test("resolveConfig() ignores empty environment overrides", () => {
+  const config = resolveConfig({
+    env: fakeEnv({ MUXBRIDGE_BACKEND: "", MUXBRIDGE_OPENCODE_BIN: "" }),
+    file: { ...FILE, data: { backend: "kitty" } },
+  });
+  assert.equal(config.backend, "kitty");
+  assert.equal(config.opencode_bin, "opencode");
+});
+
+Deno.test("resolveConfig() lets flags override the environment", () => {
+  const config = resolveConfig({
+    env: fakeEnv({ MUXBRIDGE_BACKEND: "zellij" }),
+    flags: { backend: "tmux", log_level: "debug" },
+  });
+  assert.equal(config.backend, "tmux");
+  assert.equal(config.log_level, "debug");
+});
+
+Deno.test("resolveConfig() lets bridge.hello override flags", () => {
+  const config = resolveConfig({
+    env: fakeEnv({ MUXBRIDGE_BACKEND: "zellij", MUXBRIDGE_OPENCODE_BIN: "env-oc" }),
+    file: { ...FILE, data: { backend: "kitty", poll_interval_ms: 500 } },
+    flags: { backend: "tmux" },
+    hello: { backend: "none", opencode_bin: "hello-oc" },
+  });
+  assert.equal(config.backend, "none");
+  assert.equal(config.opencode_bin, "hello-oc");
+  assert.equal(config.poll_interval_ms, 500);
+});
+
+Deno.test("resolveConfig() merges a section key by key across layers", () => {
+  const config = resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { tmux: { socket_name: "work", bin: "/usr/local/bin/tmux" } } },
+    hello: { tmux: { target: "%3" } },
+  });
+  assert.deepEqual(config.tmux, { bin: "/usr/local/bin/tmux", socket_name: "work", target: "%3" });
+});
+
+Deno.test("resolveConfig() lets a later layer replace one key of a section", () => {
+  const config = resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { herdr: { session: "a", socket_path: "/s" } } },
+    hello: { herdr: { session: "b" } },
+  });
+  assert.deepEqual(config.herdr, { bin: "herdr", session: "b", socket_path: "/s" });
+});
+
+Deno.test("mergeLayers() skips undefined values", () => {
+  assert.deepEqual(mergeLayers({ a: 1, b: 2 }, { a: undefined, b: 3 }), { a: 1, b: 3 });
+});
+
+Deno.test("envLayer() reads only the three contract variables", () => {
+  assert.deepEqual(
+    envLayer(fakeEnv({
+      MUXBRIDGE_BACKEND: "tmux",
+      MUXBRIDGE_OPENCODE_BIN: "oc",
+      MUXBRIDGE_STATE_DIR: "/s",
+      MUXBRIDGE_LAYOUT: "tiled",
+    })),
+    { backend: "tmux", opencode_bin: "oc", state_dir: "/s" },
+  );
+});
+
+// ---------------------------------------------------------------- errors
+
+Deno.test("resolveConfig() refuses an unknown top-level key, naming it and the file", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, file: { ...FILE, data: { backnd: "tmux" } } }),
+    {
+      ...invalidConfig,
+      message:
+        'Cannot use the config from /home/u/.config/muxbridge/config.json: unknown key "backnd"',
+    },
+  );
+});
+
+Deno.test("resolveConfig() refuses an unknown nested key, naming its full path", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, file: { ...FILE, data: { tmux: { sockett: "x" } } } }),
+    { ...invalidConfig, message: /unknown key "tmux\.sockett"/ },
+  );
+});
+
+Deno.test("resolveConfig() refuses an unknown key in bridge.hello, naming the source", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, hello: { kitty: { listen: "unix:/x" } } }),
+    {
+      ...invalidConfig,
+      message: /^Cannot use the config from bridge\.hello: unknown key "kitty\.listen"$/,
+    },
+  );
+});
+
+Deno.test("resolveConfig() refuses a bad value, naming the key and the file", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, file: { ...FILE, data: { main_pane_size: 95 } } }),
+    {
+      ...invalidConfig,
+      message:
+        /^Cannot use the config from \/home\/u\/\.config\/muxbridge\/config\.json: key "main_pane_size": /,
+    },
+  );
+});
+
+Deno.test("resolveConfig() refuses a bad environment value, naming the variable and the key", () => {
+  assert.throws(
+    () => resolveConfig({ env: fakeEnv({ MUXBRIDGE_BACKEND: "screen" }) }),
+    {
+      ...invalidConfig,
+      message: /^Cannot use the config from the environment \(MUXBRIDGE_BACKEND\): key "backend": /,
+    },
+  );
+});
+
+Deno.test("resolveConfig() refuses a bad hello value, naming the key and bridge.hello", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, hello: { close_grace_ms: -1 } }),
+    {
+      ...invalidConfig,
+      message: /^Cannot use the config from bridge\.hello: key "close_grace_ms": /,
+    },
+  );
+  assert.throws(
+    () => resolveConfig({ env: noEnv, hello: { tmux: { bin: "" } } }),
+    { ...invalidConfig, message: /bridge\.hello: key "tmux\.bin"/ },
+  );
+});
+
+Deno.test("resolveConfig() refuses bad flags, naming the command line", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, flags: { log_level: "trace" } }),
+    { ...invalidConfig, message: /the command line: key "log_level"/ },
+  );
+});
+
+Deno.test("resolveConfig() refuses wrong types and fractions", () => {
+  for (
+    const data of [
+      { close_on_exit: "yes" },
+      { poll_interval_ms: 1.5 },
+      { poll_interval_ms: 99 },
+      { idle_close_delay_ms: "3000" },
+      { layout: "grid" },
+      { tmux: "tmux" },
+      { opencode_bin: "" },
+    ]
+  ) {
+    assert.throws(
+      () => resolveConfig({ env: noEnv, file: { ...FILE, data } }),
+      invalidConfig,
+      JSON.stringify(data),
+    );
+  }
+});
+
+Deno.test("resolveConfig() refuses a file that is not a JSON object", () => {
+  for (const data of [null, [], "tmux", 3, true]) {
+    assert.throws(
+      () => resolveConfig({ env: noEnv, file: { ...FILE, data } }),
+      { ...invalidConfig, message: /key "\(root\)"/ },
+      JSON.stringify(data),
+    );
+  }
+});
+
+Deno.test("resolveConfig() refuses prototype keys instead of merging them", () => {
+  const data = JSON.parse('{"__proto__":{"backend":"tmux"},"tmux":{"__proto__":{"bin":"x"}}}');
+  assert.throws(() => resolveConfig({ env: noEnv, file: { ...FILE, data } }), (err: Error) => {
+    assert.match(err.message, /unknown key "__proto__"/);
+    assert.match(err.message, /unknown key "tmux\.__proto__"/);
+    return true;
+  });
+});
+
+Deno.test("resolveConfig() errors carry a hint pointing at schema config", () => {
+  assert.throws(
+    () => resolveConfig({ env: noEnv, hello: { nope: 1 } }),
+    (err: Error & { hint?: string }) => /schema config/.test(err.hint ?? ""),
+  );
+});
+
+Deno.test("parseConfigText() parses JSON", () => {
+  assert.deepEqual(parseConfigText("/c.json", '{"backend":"tmux"}'), { backend: "tmux" });
+});
+
+Deno.test("parseConfigText() turns invalid JSON into invalid_config naming the file", () => {
+  for (const text of ["", "{", "{backend: 'tmux'}", '{"a":1,}', "// comment\n{}"]) {
+    assert.throws(() => parseConfigText("/etc/mb.json", text), {
+      ...invalidConfig,
+      message: /^Cannot read config file "\/etc\/mb\.json": not valid JSON/,
+    }, text);
+  }
+});
+
+// ---------------------------------------------------------------- paths
+
+Deno.test("configPath() prefers --config, named explicitly", () => {
+  assert.deepEqual(
+    configPath(
+      "/x.json",
+      fakeEnv({ MUXBRIDGE_CONFIG: "/y.json", XDG_CONFIG_HOME: "/xdg", HOME: "/h" }),
+    ),
+    { path: "/x.json", explicit: true },
+  );
+});
+
+Deno.test("configPath() then takes $MUXBRIDGE_CONFIG, named explicitly", () => {
+  assert.deepEqual(
+    configPath(
+      undefined,
+      fakeEnv({ MUXBRIDGE_CONFIG: "/y.json", XDG_CONFIG_HOME: "/xdg", HOME: "/h" }),
+    ),
+    { path: "/y.json", explicit: true },
+  );
+});
+
+Deno.test("configPath() then takes $XDG_CONFIG_HOME/muxbridge/config.json, not explicit", () => {
+  assert.deepEqual(configPath(undefined, fakeEnv({ XDG_CONFIG_HOME: "/xdg", HOME: "/h" })), {
+    path: "/xdg/muxbridge/config.json",
+    explicit: false,
+  });
+});
+
+Deno.test("configPath() then takes ~/.config/muxbridge/config.json, not explicit", () => {
+  assert.deepEqual(configPath(undefined, fakeEnv({ HOME: "/h" })), {
+    path: "/h/.config/muxbridge/config.json",
+    explicit: false,
+  });
+});
+
+Deno.test("configPath() has no path without HOME", () => {
+  assert.equal(configPath(undefined, noEnv), null);
+});
+
+Deno.test("stateDir() prefers state_dir, then XDG_STATE_HOME, then ~/.local/state", () => {
+  const base = resolveConfig({ env: noEnv });
+  assert.equal(
+    stateDir(
+      resolveConfig({ env: fakeEnv({ MUXBRIDGE_STATE_DIR: "/mb" }) }),
+      fakeEnv({ XDG_STATE_HOME: "/xs" }),
+    ),
+    "/mb",
+  );
+  assert.equal(stateDir(base, fakeEnv({ XDG_STATE_HOME: "/xs", HOME: "/h" })), "/xs/muxbridge");
+  assert.equal(stateDir(base, fakeEnv({ HOME: "/h" })), "/h/.local/state/muxbridge");
+});
+
+// ---------------------------------------------------------------- JSON Schema
+
+type JsonSchema = {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: unknown;
+  default?: unknown;
+  enum?: unknown[];
+};
+
+Deno.test("configJsonSchema() forbids unknown keys at the top and in every section", () => {
+  const schema = configJsonSchema() as JsonSchema;
+  assert.equal(schema.type, "object");
+  assert.equal(schema.additionalProperties, false);
+  for (const section of ["tmux", "zellij", "herdr", "kitty", "cmux"]) {
+    const s = schema.properties?.[section];
+    assert.ok(s, section);
+    assert.equal(s.additionalProperties, false, section);
+  }
+});
+
+Deno.test("configJsonSchema() lists every contract key with its default", () => {
+  const schema = configJsonSchema() as JsonSchema;
+  for (const [key, value] of Object.entries(CONTRACT_DEFAULTS)) {
+    assert.ok(schema.properties?.[key], `schema has ${key}`);
+    assert.deepEqual(schema.properties[key].default, value, key);
+  }
+  assert.deepEqual(schema.properties?.backend.enum, [...BACKEND_CHOICES]);
+  assert.deepEqual(schema.properties?.layout.enum, [...LAYOUTS]);
+});
+
+Deno.test("configJsonSchema() is plain JSON", () => {
+  const schema = configJsonSchema();
+  assert.deepEqual(JSON.parse(JSON.stringify(schema)), schema);
+});

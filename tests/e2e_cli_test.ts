@@ -1,0 +1,298 @@
+/**
+ * Black-box tests of the CLI: the real entry point as a child process; stdout, stderr and the
+ * exit code asserted separately.
+ */
+
+import assert from "node:assert/strict";
+import { muxbridgeArgv } from "./helpers/bridge_process.ts";
+import { startTmuxServer } from "./helpers/tmux_server.ts";
+import { writeStandIn } from "./helpers/stand_in.ts";
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const [cmd, ...pre] = muxbridgeArgv();
+  const home = env.HOME ?? "/nonexistent-home";
+  const out = await new Deno.Command(cmd, {
+    args: [...pre, ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, ...env },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Every failure prints exactly one line on stderr and nothing (or JSON) on stdout. */
+function assertOneLineError(r: CliResult, code: number, mention?: string | RegExp): void {
+  assert.equal(r.code, code, `exit code (stderr: ${r.stderr})`);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr.trimEnd().split("\n").length,
+    1,
+    `one stderr line, got ${JSON.stringify(r.stderr)}`,
+  );
+  assert.ok(r.stderr.startsWith("muxbridge: "));
+  if (mention) {
+    assert.match(
+      r.stderr,
+      typeof mention === "string"
+        ? new RegExp(mention.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        : mention,
+    );
+  }
+}
+
+Deno.test("cli --help prints usage on stdout and exits 0", async () => {
+  const r = await cli(["--help"]);
+  assert.equal(r.code, 0);
+  assert.equal(r.stderr, "");
+  for (
+    const c of [
+      "bridge",
+      "detect",
+      "spawn",
+      "close",
+      "layout",
+      "list",
+      "cleanup",
+      "doctor",
+      "schema",
+      "demo",
+      "version",
+    ]
+  ) {
+    assert.match(r.stdout, new RegExp(`\\n  ${c} `));
+  }
+});
+
+Deno.test("cli <command> --help prints that command's usage and an example", async () => {
+  const r = await cli(["close", "--help"]);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /Usage: muxbridge close PANE_ID/);
+  assert.match(r.stdout, /Example:/);
+});
+
+Deno.test("cli usage errors exit 2 with one line on stderr, before anything is probed", async () => {
+  assertOneLineError(await cli([]), 2, "without a command");
+  assertOneLineError(await cli(["bogus"]), 2, "unknown command");
+  assertOneLineError(await cli(["list", "--bogus"]), 2);
+  assertOneLineError(await cli(["bridge", "--json"]), 2);
+  assertOneLineError(await cli(["close"]), 2, "expected 1");
+  assertOneLineError(await cli(["--backend", "screen", "list"]), 2, "--backend");
+  assertOneLineError(await cli(["schema", "bogus"]), 2);
+  assertOneLineError(await cli(["layout", "spiral"]), 2, "spiral");
+  assertOneLineError(await cli(["layout", "tiled", "--main-size", "95"]), 2, "--main-size");
+  assertOneLineError(await cli(["spawn", "--url", "http://x", "--dir", "/tmp"]), 2, "--session");
+  assertOneLineError(
+    await cli(["spawn", "--session", "ses_$(x)", "--url", "http://x", "--dir", "/tmp"]),
+    2,
+    "session id",
+  );
+  assertOneLineError(
+    await cli(["spawn", "--session", "ses_a", "--url", "ftp://x", "--dir", "/tmp"]),
+    2,
+  );
+  assertOneLineError(
+    await cli(["spawn", "--session", "ses_a", "--url", "http://x", "--dir", "relative"]),
+    2,
+  );
+  assertOneLineError(await cli(["close", "-rf"]), 2);
+});
+
+Deno.test("cli version and --version print the version; --json adds protocol and runtime", async () => {
+  const denoConfig = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
+  assert.equal((await cli(["version"])).stdout, `muxbridge ${denoConfig.version}\n`);
+  assert.equal((await cli(["--version"])).stdout, `muxbridge ${denoConfig.version}\n`);
+  const json = JSON.parse((await cli(["version", "--json"])).stdout);
+  assert.equal(json.name, "muxbridge");
+  assert.equal(json.protocol, 1);
+  assert.equal(json.version, denoConfig.version);
+  assert.equal(typeof json.runtime, "string");
+});
+
+Deno.test("cli detect reports every layer, the innermost first, and exits 0 when none is found", async () => {
+  const none = JSON.parse((await cli(["detect", "--json"])).stdout);
+  assert.deepEqual(none, { backend: null, layers: [], harness: { name: null } });
+  const r = await cli(["detect", "--json"], {
+    TMUX: "/tmp/tmux-0/default,10615,0",
+    TMUX_PANE: "%3",
+    KITTY_WINDOW_ID: "1",
+    KITTY_PID: "99",
+    CLAUDE_CODE_SESSION_ID: "abc",
+  });
+  assert.equal(r.code, 0);
+  const id = JSON.parse(r.stdout);
+  assert.equal(id.backend, "tmux");
+  assert.deepEqual(id.layers.map((l: { backend: string }) => l.backend), ["tmux", "kitty"]);
+  assert.equal(id.layers[0].paneId, "%3");
+  assert.equal(id.harness.name, "claude-code");
+});
+
+Deno.test("cli schema prints JSON Schema for the config and the protocol", async () => {
+  const config = JSON.parse((await cli(["schema", "config"])).stdout);
+  assert.equal(config.additionalProperties, false);
+  assert.equal(config.properties.main_pane_size.default, 60);
+  const protocol = JSON.parse((await cli(["schema", "protocol"])).stdout);
+  assert.ok(JSON.stringify(protocol).includes("pane.skipped"));
+});
+
+Deno.test("cli environment errors exit 3: missing named config, bad config key, no multiplexer", async () => {
+  assertOneLineError(
+    await cli(["--config", "/nonexistent/muxbridge.json", "list"]),
+    3,
+    "does not exist",
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/c.json`,
+      JSON.stringify({ main_pane_size: 60, tmux: { sockett: "x" } }),
+    );
+    assertOneLineError(await cli(["--config", `${dir}/c.json`, "list"]), 3, "tmux.sockett");
+    await Deno.writeTextFile(`${dir}/bad.json`, "{ not json");
+    assertOneLineError(
+      await cli(["list"], { MUXBRIDGE_CONFIG: `${dir}/bad.json` }),
+      3,
+      "not valid JSON",
+    );
+    assertOneLineError(
+      await cli(["spawn", "--session", "ses_a", "--url", "http://127.0.0.1:1", "--dir", dir], {
+        HOME: dir,
+      }),
+      3,
+      "No supported multiplexer",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server", async () => {
+  const server = await startTmuxServer();
+  try {
+    const standIn = await writeStandIn(server.dir);
+    const fakeOpencode = `${server.dir}/opencode-version`;
+    await Deno.writeTextFile(fakeOpencode, "#!/bin/sh\necho 1.18.33\n");
+    await Deno.chmod(fakeOpencode, 0o755);
+    const config = `${server.dir}/config.json`;
+    const write = (bin: string) =>
+      Deno.writeTextFile(
+        config,
+        JSON.stringify({
+          backend: "tmux",
+          tmux: { socket_name: server.socketName, target: server.anchorPane },
+          opencode_bin: bin,
+          close_grace_ms: 500,
+        }),
+      );
+    await write(standIn);
+    const env = {
+      ...server.env,
+      MUXBRIDGE_CONFIG: config,
+      MUXBRIDGE_STATE_DIR: `${server.dir}/state`,
+    };
+
+    const spawned = await cli([
+      "spawn",
+      "--session",
+      "ses_cli1",
+      "--url",
+      "http://127.0.0.1:4096/",
+      "--dir",
+      server.dir,
+      "--title",
+      "cli pane",
+      "--json",
+    ], env);
+    assert.equal(spawned.code, 0, spawned.stderr);
+    const { paneId, backend, sessionId } = JSON.parse(spawned.stdout);
+    assert.deepEqual([backend, sessionId], ["tmux", "ses_cli1"]);
+    assert.match(paneId, /^%\d+$/);
+
+    const listed = JSON.parse((await cli(["list", "--json"], env)).stdout);
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].owner, "cli");
+    assert.equal(listed[0].title, "cli pane");
+
+    const layout = await cli(["layout", "main-horizontal", "--main-size", "50", "--json"], env);
+    assert.equal(layout.code, 0, layout.stderr);
+    assert.equal(JSON.parse(layout.stdout).applied, true);
+
+    const userPane = (await server.tmux([
+      "split-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-t",
+      server.anchorPane,
+      "--",
+      "sleep",
+      "1000",
+    ])).trim();
+    assertOneLineError(await cli(["close", userPane], env), 1, "did not open");
+    assert.ok(
+      (await server.run(["list-panes", "-t", userPane])).code === 0,
+      "the user's pane is untouched",
+    );
+    const forced = await cli(["close", userPane, "--force", "--json"], env);
+    assert.equal(forced.code, 0, forced.stderr);
+
+    const closed = JSON.parse((await cli(["close", paneId, "--json"], env)).stdout);
+    assert.deepEqual(closed, { paneId, closed: true, alreadyGone: false });
+    const again = JSON.parse((await cli(["close", paneId, "--json"], env)).stdout);
+    assert.deepEqual(again, { paneId, closed: true, alreadyGone: true });
+    assert.deepEqual(JSON.parse((await cli(["list", "--json"], env)).stdout), []);
+
+    // cleanup keeps `cli` panes unless --all, and closes them when the server does not answer.
+    const second = JSON.parse(
+      (await cli([
+        "spawn",
+        "--session",
+        "ses_cli2",
+        "--url",
+        "http://127.0.0.1:9",
+        "--dir",
+        server.dir,
+        "--json",
+      ], env)).stdout,
+    );
+    const dry = JSON.parse((await cli(["cleanup", "--json"], env)).stdout);
+    assert.deepEqual(dry.closed, []);
+    assert.equal(dry.kept[0].paneId, second.paneId);
+    const all = JSON.parse((await cli(["cleanup", "--all", "--json"], env)).stdout);
+    assert.equal(all.closed[0].paneId, second.paneId);
+    assert.match(all.closed[0].reason, /unreachable/);
+    assert.notEqual(
+      (await server.run(["list-panes", "-t", second.paneId])).code,
+      0,
+      "the pane is gone",
+    );
+
+    await write(fakeOpencode);
+    const doctor = await cli(["doctor", "--json"], env);
+    const checks = JSON.parse(doctor.stdout).checks as Array<{ name: string; status: string }>;
+    assert.equal(doctor.code, 0, JSON.stringify(checks));
+    assert.ok(checks.some((c) => c.name === "backend" && c.status === "pass"));
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("cli doctor fails with a hint when the server URL does not answer", async () => {
+  const r = await cli(["doctor", "--url", "http://127.0.0.1:9", "--json"], {
+    MUXBRIDGE_BACKEND: "none",
+  });
+  assert.equal(r.code, 1);
+  const checks = JSON.parse(r.stdout).checks as Array<
+    { name: string; status: string; hint?: string }
+  >;
+  const health = checks.find((c) => c.name === "server health");
+  assert.equal(health?.status, "fail");
+  assert.match(health?.hint ?? "", /--port/);
+});

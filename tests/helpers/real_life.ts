@@ -1,0 +1,133 @@
+/**
+ * Shared set-up of the real-life end-to-end tests: a private tmux server, a config file for the
+ * bridge and the CLI, the state directory, and ways to run both and read tmux's real state.
+ *
+ * @module
+ */
+
+import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { muxbridgeArgv } from "./bridge_process.ts";
+import { startTmuxServer, type TmuxServer, type TmuxServerOptions } from "./tmux_server.ts";
+
+/** The real clock: bounds on real processes only, never in the product's own timing. */
+export const clock = createRealClock();
+
+/** What {@linkcode realLife} set up. */
+export interface RealLife {
+  /** The private tmux server. */
+  server: TmuxServer;
+  /** A scratch directory of this test (bridge dir, config, state). */
+  dir: string;
+  /** The environment for the bridge and the CLI. */
+  env: Record<string, string>;
+  /** Removes everything (kills the server). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a private tmux server and writes a config for it.
+ *
+ * @param config Config keys over fast test timings (`opencode_bin` is required), or a function
+ *   of the test's directory that returns them (to put a stand-in there).
+ * @param options tmux server options.
+ * @returns The set-up; always `close()` it.
+ */
+export async function realLife(
+  config: Record<string, unknown> | ((dir: string) => Promise<Record<string, unknown>>),
+  options: TmuxServerOptions = {},
+): Promise<RealLife> {
+  const server = await startTmuxServer(options);
+  const dir = `${server.dir}/bridge`;
+  await Deno.mkdir(dir);
+  const keys = typeof config === "function"
+    ? await config(dir).catch(async (err) => {
+      await server.close();
+      throw err;
+    })
+    : config;
+  const configPath = `${dir}/config.json`;
+  await Deno.writeTextFile(
+    configPath,
+    JSON.stringify({
+      backend: "tmux",
+      tmux: { socket_name: server.socketName, target: server.anchorPane },
+      idle_close_delay_ms: 200,
+      min_pane_lifetime_ms: 200,
+      close_grace_ms: 200,
+      poll_interval_ms: 250,
+      ...keys,
+    }),
+  );
+  const env = {
+    ...server.env,
+    MUXBRIDGE_CONFIG: configPath,
+    MUXBRIDGE_STATE_DIR: `${dir}/state`,
+    XDG_CONFIG_HOME: `${dir}/xdg`,
+  };
+  return { server, dir, env, close: () => server.close() };
+}
+
+/** Runs one muxbridge CLI command; resolves with its exit code and output. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [cmd, ...pre] = muxbridgeArgv();
+  const out = await new Deno.Command(cmd, {
+    args: [...pre, ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** One pane as tmux reports it. */
+export interface LivePane {
+  /** `@N`. */
+  window: string;
+  /** `left,top widthxheight`. */
+  geometry: string;
+  /** The `@muxbridge-session` mark. */
+  session: string;
+}
+
+/** Every pane of the server, by id. */
+export async function livePanes(server: TmuxServer): Promise<Map<string, LivePane>> {
+  const out = await server.tmux([
+    "list-panes",
+    "-a",
+    "-F",
+    "#{pane_id}\t#{window_id}\t#{pane_left},#{pane_top} #{pane_width}x#{pane_height}\t#{@muxbridge-session}",
+  ]);
+  const map = new Map<string, LivePane>();
+  // Not trimmed: an empty mark is a trailing empty field.
+  for (const line of out.split("\n").filter(Boolean)) {
+    const [id, window, geometry, session] = line.split("\t");
+    map.set(id, { window, geometry, session });
+  }
+  return map;
+}
+
+/** A predicate on bridge output lines. */
+export const isType =
+  (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
+    l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
+    (reason === undefined || l.reason === reason);
+
+/**
+ * Waits for a condition on real processes, bounded; throws with `what` when it never holds.
+ *
+ * @returns How long it took, in ms.
+ */
+export async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  ms = 5000,
+): Promise<number> {
+  const started = clock.now();
+  const ok = await waitFor(clock, condition, { deadline: started + ms, maxIntervalMs: 10 });
+  if (!ok) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+  return clock.now() - started;
+}
