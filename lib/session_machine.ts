@@ -13,9 +13,12 @@
  * - `opening`: a spawn is in flight; idle, delete and shutdown signals wait in `idleSince`/`then`.
  * - `open`: the pane is up; `idleSince` set means an idle close is pending. It happens once the
  *   idle delay and the minimum lifetime have passed and `idleConfirmations` polls saw the child
- *   idle or absent, or, whatever the polls say, one poll interval later (so the close stays
- *   within the contract's `idle_close_delay_ms + 2 × poll_interval_ms`); a final recheck may
- *   still cancel it. A busy signal or poll cancels it.
+ *   idle or absent, or, whatever the polls say, one poll interval later; a final recheck
+ *   (bounded by the loop to half a poll interval, at most 1 s) may still cancel it. So the close
+ *   starts by `idle_close_delay_ms + 1.5 × poll_interval_ms` after the signal (for a pane past
+ *   its minimum lifetime) and, with `close_grace_ms` well under half a poll interval (the
+ *   defaults: 250 ms against 2000 ms), ends within the contract's `idle_close_delay_ms + 2 ×
+ *   poll_interval_ms`. A busy signal or poll cancels it.
  * - `closing`: a close is in flight (or waits to be retried); `then` says what follows.
  * - `stuck`: every close attempt failed; reported, kept for `list` and `cleanup`.
  * - `deleted`: the tombstone; every later event is ignored.

@@ -312,3 +312,38 @@ Deno.test("runBridge() takes credentials from the URL before the environment", a
   assert.ok(server.authorizations.every((a) => a === `Basic ${btoa("me:from-url")}`));
   await r.finish();
 });
+
+Deno.test("runBridge() holds an idle close while bridge.job runs, closes when it completes, and a busy status clears it", async () => {
+  const r = start();
+  const ev = (type: string, id: string) =>
+    type === "created"
+      ? {
+        type: "session.created",
+        properties: { sessionID: id, info: { id, parentID: "ses_p", title: id } },
+      }
+      : { type: "session.status", properties: { sessionID: id, status: { type } } };
+  for (const id of ["ses_a", "ses_b"]) {
+    r.server.busy(id);
+    r.send(ev("created", id));
+    r.send(ev("busy", id));
+  }
+  await r.clock.advance(2000);
+  for (const id of ["ses_a", "ses_b"]) {
+    r.send({ type: "bridge.job", sessionID: id, status: "running" });
+    r.server.idle(id);
+    r.send(ev("idle", id));
+  }
+  await r.clock.advance(30_000);
+  assert.ok(!r.out.some((m) => m.type === "pane.closed"), "both held by their jobs");
+  // ses_a: the job completes -> the close happens. ses_b: busy first, then the job ends -> no close.
+  r.send({ type: "bridge.job", sessionID: "ses_a", status: "completed" });
+  r.server.busy("ses_b");
+  r.send(ev("busy", "ses_b"));
+  r.send({ type: "bridge.job", sessionID: "ses_b", status: "cancelled" });
+  await r.clock.advance(2000);
+  const closed = r.out.filter((m) => m.type === "pane.closed");
+  assert.deepEqual(closed.map((m) => m.type === "pane.closed" && [m.sessionID, m.reason]), [
+    ["ses_a", "idle"],
+  ]);
+  await r.finish();
+});
