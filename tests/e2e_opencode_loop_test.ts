@@ -108,7 +108,10 @@ Deno.test({
         (l) => is("pane.opened", child)(l) && l.paneId !== paneA,
         60_000,
       );
-      await first.waitFor(is("pane.closed", child, "idle"), 60_000);
+      await first.waitFor(
+        (l) => is("pane.closed", child, "idle")(l) && l.paneId === reopened.paneId,
+        60_000,
+      );
 
       // Delete: no pane comes back, however many late events follow.
       await oc.remove(child);
@@ -139,6 +142,9 @@ Deno.test({
         s.event.type === "session.idle" &&
         (s.event.properties as { sessionID?: string }).sessionID === child
       )[0].at;
+      if (Deno.env.get("E2E_TRACE")) {
+        console.log(first.stderr().split("\n").filter((l) => l.includes(child)).join("\n"));
+      }
       const ready = /ses_\w+: server knows the session after (\d+) ms/.exec(first.stderr());
       console.log(
         `OpenCode ${oc.version}: session.created -> pane.opened ${
