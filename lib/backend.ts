@@ -138,6 +138,11 @@ export interface Backend {
   /** What it can do. */
   readonly capabilities: Capabilities;
   /**
+   * The least `min_pane_lifetime_ms` this backend needs, when its panes take longer than most to
+   * show their program (the effective value is the larger of this and the config's).
+   */
+  readonly minPaneLifetimeMs?: number;
+  /**
    * Finds the binary and checks its version and reachability.
    *
    * @throws {MuxError} `binary_not_found`, `unsupported_version`, `backend_unreachable`.

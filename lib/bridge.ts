@@ -3,11 +3,16 @@
  *
  * `ready` is written before stdin is read; every unusable line gets exactly one `error` line and
  * the bridge goes on; `bye` is always the last line, after owned panes are closed, whether input
- * ended, `bridge.shutdown` arrived or a signal came.
+ * ended, `bridge.shutdown` arrived or a signal came. Right after `ready` the bridge reclaims panes
+ * that a bridge which is gone left behind (`pane.closed` with reason `orphan`), alongside reading
+ * input.
  *
  * @module
  */
 
+import type { Credentials } from "./attach.ts";
+import type { Backend } from "./backend.ts";
+import type { CleanupReport } from "./cleanup.ts";
 import type { Config } from "./config.ts";
 import { isMuxError, toMuxError } from "./errors.ts";
 import { readLineBatches } from "./line_reader.ts";
@@ -62,6 +67,15 @@ export interface BridgeDeps {
   select(config: Config): Promise<Selection>;
   /** Builds the loop's dependencies for a config (store, clock, processes, owner…). */
   loopDeps(config: Config, emit: (message: OutMessage) => void): SessionLoopDeps;
+  /**
+   * Reclaims panes of dead owners on this backend (`runCleanup` with this bridge as `self`);
+   * absent: no start-up cleanup.
+   */
+  reclaim?(
+    backend: Backend,
+    auth: Credentials | undefined,
+    onCorrupt: (entry: { file: string; reason: string }) => void,
+  ): Promise<CleanupReport>;
 }
 
 /** Bridge state between lines. */
@@ -100,6 +114,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
   };
   emitReady(emit, deps.version, selection);
+  const reclaiming = reclaim(deps, selection, ctx.auth, emit);
 
   let stopping = false;
   let stop!: (why: string) => void;
@@ -147,6 +162,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   stopping = true;
   unsubscribe();
   log.info(`shutting down (${why}); ${ignored} events of other types ignored`);
+  await reclaiming;
   let closed = 0;
   try {
     closed = await session.loop.shutdown(session.config.close_on_exit);
@@ -157,6 +173,45 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   emit({ type: "bye", closed });
   await io.flush();
   return 0;
+}
+
+/** Start-up cleanup; never throws, reports each reclaimed pane and each unreadable record. */
+async function reclaim(
+  deps: BridgeDeps,
+  selection: Selection,
+  auth: Credentials | undefined,
+  emit: (m: OutMessage) => void,
+): Promise<void> {
+  if (!deps.reclaim || !selection.ok) return;
+  try {
+    const report = await deps.reclaim(selection.backend, auth, (c) =>
+      emit({
+        type: "error",
+        code: "state_corrupt",
+        message: `Cannot read pane record ${c.file} (${c.reason}); it was moved aside`,
+        line: null,
+      }));
+    for (const entry of report.closed) {
+      deps.log.info(
+        `reclaimed ${entry.backend} pane ${entry.paneId} (${entry.sessionId}): ${entry.reason}`,
+      );
+      // A record whose pane had already vanished closes nothing: no pane.closed for it.
+      if (entry.reason === "already gone") continue;
+      emit({
+        type: "pane.closed",
+        sessionID: entry.sessionId,
+        paneId: entry.paneId,
+        reason: "orphan",
+      });
+    }
+    for (const entry of report.kept) {
+      deps.log.debug(
+        `kept ${entry.backend} pane ${entry.paneId} (${entry.sessionId}): ${entry.reason}`,
+      );
+    }
+  } catch (err) {
+    deps.log.error(`start-up cleanup failed: ${(err as Error).stack ?? err}`);
+  }
 }
 
 /** An empty or all-whitespace line (checked without allocating for the usual `{…` line). */
@@ -193,7 +248,8 @@ function contextFor(
     try {
       const normalized = normalizeServerUrl(rawUrl);
       serverUrl = normalized.url;
-      auth = auth ?? normalized.auth;
+      // Credentials in the URL name this server; they win over the environment's.
+      auth = normalized.auth ?? auth;
     } catch (err) {
       log.error((err as Error).message);
       emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });

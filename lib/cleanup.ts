@@ -1,8 +1,9 @@
 /**
  * Reclaims panes left behind by a bridge that is gone: a recorded pane (or a pane carrying
  * muxbridge's marks) whose owner process is dead is closed when its session is deleted, idle, or
- * on a server that does not answer, and kept while the session is busy. Panes of a live owner
- * are never touched; `cli` panes only with `all`.
+ * on a server that does not answer, and kept while the session is busy or the server refuses
+ * the credentials (then nothing can be told). Panes of a live owner are never touched; `cli`
+ * panes only with `all`. Both `muxbridge cleanup` and a starting bridge run it.
  *
  * @module
  */
@@ -63,27 +64,36 @@ export interface CleanupOptions {
   all: boolean;
   /** Never touch panes of this owner (the bridge running the cleanup). */
   self?: string;
+  /** Told of each unreadable record (already moved aside); it is also logged. */
+  onCorrupt?: (entry: { file: string; reason: string }) => void;
 }
 
 type Verdict = { close: boolean; reason: string };
 
 async function sessionVerdict(
-  record: Pick<PaneRecord, "sessionId" | "server">,
+  record: Pick<PaneRecord, "sessionId" | "server" | "directory">,
   deps: CleanupDeps,
 ): Promise<Verdict> {
   if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
   const client = deps.client(record.server);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
+  // The status map and the lookup are per project directory (research opencode-peer.md §4).
+  const call = record.directory ? { directory: record.directory } : {};
   try {
-    if ((await client.session(record.sessionId)) === null) {
+    if ((await client.session(record.sessionId, call)) === null) {
       return { close: true, reason: "session deleted" };
     }
-    const status = (await client.statusMap()).get(record.sessionId);
+    const status = (await client.statusMap(call)).get(record.sessionId);
     return status === "busy"
       ? { close: false, reason: "session busy" }
       : { close: true, reason: "session idle" };
   } catch (err) {
-    return { close: true, reason: `server unreachable (${toMuxError(err).code})` };
+    const e = toMuxError(err);
+    // A server that answers but refuses the credentials may well run the session: keep it.
+    if (e.code === "auth_failed") {
+      return { close: false, reason: "server refused the credentials; session state unknown" };
+    }
+    return { close: true, reason: `server unreachable (${e.code})` };
   }
 }
 
@@ -100,7 +110,10 @@ export async function runCleanup(
 ): Promise<CleanupReport> {
   const report: CleanupReport = { closed: [], kept: [] };
   const { records, corrupt } = deps.store.list();
-  for (const c of corrupt) deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
+  for (const c of corrupt) {
+    deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
+    options.onCorrupt?.(c);
+  }
   const seen = new Set<string>();
 
   const decide = async (
@@ -141,7 +154,7 @@ export async function runCleanup(
       return;
     }
     const verdict = await sessionVerdict(
-      { sessionId: entry.sessionId, server: record?.server },
+      { sessionId: entry.sessionId, server: record?.server, directory: record?.directory },
       deps,
     );
     if (!verdict.close) return keep(verdict.reason);

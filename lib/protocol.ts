@@ -101,6 +101,7 @@ export const SKIP_REASONS = [
   "invalid_id",
   "unsupported_version",
   "backend_unreachable",
+  "session_not_found",
 ] as const;
 
 const ReadySchema = z.object({

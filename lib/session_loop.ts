@@ -4,7 +4,9 @@
  *
  * It owns the only session state (`records`), the timers (through the injected clock), the
  * spawn queue (spawns and layouts run one at a time, so bursts never race the multiplexer), the
- * pane watch (a pane that vanished is reported `gone`), and the durable pane records.
+ * pane watch (a pane that vanished is reported `gone`), and the durable pane records. With a
+ * server client (`deps.server`) it also runs readiness before each pane attaches, polls the
+ * server's status map while children are tracked, and rechecks a child before an idle close.
  *
  * @module
  */
@@ -17,18 +19,22 @@ import type { Config } from "./config.ts";
 import { isMuxError, MuxError, toMuxError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import type { PaneStore } from "./pane_store.ts";
+import type { OpencodeClient } from "./opencode_client.ts";
 import type { Processes } from "./processes.ts";
 import type { CloseReason, OutMessage, SessionInfo, SkipReason } from "./protocol.ts";
+import { waitUntilReady } from "./readiness.ts";
 import {
   type Effect,
   hasPane,
   isBusy,
+  isTracked,
   type MachineConfig,
   type MachineEvent,
   newRecord,
   type SessionRecord,
   transition,
 } from "./session_machine.ts";
+import { type PollTarget, StatusPoller } from "./status_poller.ts";
 import { cleanTitle, SESSION_ID, validateDirectory } from "./validate.ts";
 
 /** Where panes go and what they attach to; replaced by a `bridge.hello`. */
@@ -64,18 +70,36 @@ export interface SessionLoopDeps {
   processes: Processes;
   /** The owner stamp written into marks and records. */
   owner: string;
-  /** Asks the server for one session's status before an idle close; absent means no recheck. */
-  checkStatus?: (sessionId: string) => Promise<PolledStatus>;
+  /**
+   * Builds a client for the OpenCode server. With it the loop waits for readiness before a pane
+   * attaches, polls `/session/status` while children are tracked, and rechecks a child before an
+   * idle close; without it (tests, the demo) none of these happen.
+   */
+  server?: (url: string, auth?: Credentials) => OpencodeClient;
 }
 
-/** The machine timing derived from config. */
-export function machineConfig(config: Config, recheck: boolean): MachineConfig {
+/**
+ * The machine timing derived from config.
+ *
+ * @param config The resolved config.
+ * @param server Whether a server client is there (readiness, polls and rechecks).
+ * @param backend The backend, whose own minimum pane lifetime may raise the config's.
+ * @returns The machine config.
+ */
+export function machineConfig(
+  config: Config,
+  server: boolean,
+  backend?: Pick<Backend, "minPaneLifetimeMs"> | null,
+): MachineConfig {
   return {
     idleCloseDelayMs: config.idle_close_delay_ms,
-    minPaneLifetimeMs: config.min_pane_lifetime_ms,
+    minPaneLifetimeMs: Math.max(config.min_pane_lifetime_ms, backend?.minPaneLifetimeMs ?? 0),
     closeRetries: 2,
     closeRetryDelayMs: Math.max(100, config.close_grace_ms),
-    recheck,
+    recheck: server,
+    readiness: server,
+    idleConfirmations: server ? config.idle_confirmations : 0,
+    pollIntervalMs: config.poll_interval_ms,
   };
 }
 
@@ -103,7 +127,11 @@ export class SessionLoop {
   readonly #records = new Map<string, SessionRecord>();
   readonly #timers = new Map<string, TimerId>();
   readonly #handles = new Map<string, PaneHandle>();
-  readonly #machine: MachineConfig;
+  readonly #readiness = new Map<string, AbortController>();
+  readonly #versions = new Map<string, string | null>();
+  readonly #poller: StatusPoller | null = null;
+  #client: { key: string; client: OpencodeClient } | null = null;
+  #machine: MachineConfig;
   #queue: Promise<void> = Promise.resolve();
   #layoutTimer: TimerId | null = null;
   #layoutPending = false;
@@ -125,12 +153,25 @@ export class SessionLoop {
   constructor(deps: SessionLoopDeps, ctx: LoopContext) {
     this.#deps = deps;
     this.#ctx = ctx;
-    this.#machine = machineConfig(deps.config, deps.checkStatus !== undefined);
+    this.#machine = machineConfig(deps.config, deps.server !== undefined, ctx.backend);
+    if (deps.server) {
+      this.#poller = new StatusPoller({
+        clock: deps.clock,
+        log: deps.log,
+        intervalMs: deps.config.poll_interval_ms,
+        active: () => this.#anyTracked(),
+        targets: () => this.#pollTargets(),
+        client: () => this.#serverClient(),
+        observe: (id, status, at) => this.observe(id, status, at),
+      });
+    }
   }
 
   /** Replaces backend, server and directory (after a `bridge.hello`); open panes keep theirs. */
   setContext(ctx: LoopContext): void {
     this.#ctx = ctx;
+    this.#machine = machineConfig(this.#deps.config, this.#deps.server !== undefined, ctx.backend);
+    this.#poller?.update();
   }
 
   /** The current context. */
@@ -143,11 +184,20 @@ export class SessionLoop {
     return [...this.#records.values()];
   }
 
-  /** Sessions the loop tracks that are not tombstoned (polling runs while this is non-zero). */
+  /**
+   * Sessions that have a pane or are getting one; status polling runs while this is non-zero. A
+   * child whose pane closed for idleness is not polled: its next busy event reopens the pane, and
+   * OpenCode keeps finished child sessions, so polling them would never stop.
+   */
   get tracked(): number {
     let n = 0;
-    for (const r of this.#records.values()) if (r.state.kind !== "deleted") n++;
+    for (const r of this.#records.values()) if (isTracked(r.state)) n++;
     return n;
+  }
+
+  /** Whether status polls are scheduled or in flight. */
+  get polling(): boolean {
+    return this.#poller?.running ?? false;
   }
 
   /**
@@ -195,19 +245,17 @@ export class SessionLoop {
   }
 
   /**
-   * Applies a status a server poll observed. Only `busy` and `idle` act; a session absent from
-   * the status map is never evidence of anything by itself.
+   * Applies a status a server poll observed. Busy (or retry) cancels a pending idle close and
+   * reopens like a busy event; idle or absent only confirms an idle signal already seen, so a
+   * session absent from the status map is never a reason to close by itself.
    *
    * @param sessionId The session.
-   * @param status What the poll saw.
+   * @param status What the poll saw (`unknown` is ignored).
+   * @param at When the poll was sent; a poll older than the last status event is ignored.
    */
-  observe(sessionId: string, status: PolledStatus): void {
-    if (this.#shuttingDown || status === "absent" || status === "unknown") return;
-    const record = this.#records.get(sessionId);
-    if (!record) return;
-    // A poll that sees `idle` confirms an idle signal already seen; only events start a close.
-    if (status === "idle" && record.activity !== "idle") return;
-    this.#feed(sessionId, { type: "status", status });
+  observe(sessionId: string, status: PolledStatus, at: number = this.#deps.clock.now()): void {
+    if (this.#shuttingDown || status === "unknown" || !this.#records.has(sessionId)) return;
+    this.#feed(sessionId, { type: "poll", status, at });
   }
 
   /**
@@ -220,6 +268,7 @@ export class SessionLoop {
   async shutdown(closePanes: boolean): Promise<number> {
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      this.#poller?.stop();
       for (const id of [...this.#records.keys()]) this.#feed(id, { type: "shutdown", closePanes });
     }
     await this.#whenSettled();
@@ -262,6 +311,7 @@ export class SessionLoop {
     }
     for (const effect of t.effects) this.#run(t.record, effect);
     this.#checkSettled();
+    this.#poller?.update();
   }
 
   #run(record: SessionRecord, effect: Effect): void {
@@ -287,6 +337,13 @@ export class SessionLoop {
       }
       case "disarm":
         this.#disarm(id);
+        return;
+      case "await_ready":
+        void this.#awaitReady(id);
+        return;
+      case "cancel_ready":
+        this.#readiness.get(id)?.abort();
+        this.#readiness.delete(id);
         return;
       case "spawn":
         this.#enqueue(() => this.#spawn(id));
@@ -324,6 +381,80 @@ export class SessionLoop {
     });
   }
 
+  /** The client for the current server, or null without a server URL or client factory. */
+  #serverClient(): OpencodeClient | null {
+    const { serverUrl, auth } = this.#ctx;
+    if (!serverUrl || !this.#deps.server) return null;
+    // The key holds the password only in memory, to notice changed credentials; never logged.
+    const key = `${serverUrl}\0${auth?.username ?? ""}\0${auth?.password ?? ""}`;
+    if (this.#client?.key !== key) {
+      this.#client = { key, client: this.#deps.server(serverUrl, auth) };
+    }
+    return this.#client.client;
+  }
+
+  /** The directory a child's server calls are scoped to (its own, else the bridge's). */
+  #directoryOf(record: SessionRecord): string {
+    if (record.directory) {
+      try {
+        return validateDirectory(record.directory);
+      } catch { /* the bridge's directory stands in, as for the pane */ }
+    }
+    return this.#ctx.directory;
+  }
+
+  #anyTracked(): boolean {
+    for (const r of this.#records.values()) if (isTracked(r.state)) return true;
+    return false;
+  }
+
+  #pollTargets(): PollTarget[] {
+    return this.records().flatMap((r) =>
+      isTracked(r.state) ? [{ sessionId: r.id, directory: this.#directoryOf(r) }] : []
+    );
+  }
+
+  /** Waits until the server knows the child, then lets the spawn go ahead (or says why not). */
+  async #awaitReady(id: string): Promise<void> {
+    const record = this.#records.get(id);
+    if (!record || record.state.kind !== "awaiting") return;
+    const pre = this.#request(record);
+    if ("skip" in pre) {
+      this.#feed(id, { type: "unready", reason: pre.skip, hint: pre.hint });
+      return;
+    }
+    const client = this.#serverClient();
+    if (!client) {
+      this.#feed(id, { type: "ready" });
+      return;
+    }
+    this.#readiness.get(id)?.abort();
+    const abort = new AbortController();
+    this.#readiness.set(id, abort);
+    let outcome;
+    try {
+      outcome = await waitUntilReady({
+        client,
+        sessionId: id,
+        directory: pre.cwd,
+        clock: this.#deps.clock,
+        timeoutMs: this.#deps.config.readiness_timeout_ms,
+        signal: abort.signal,
+        versions: this.#versions,
+      });
+    } finally {
+      if (this.#readiness.get(id) === abort) this.#readiness.delete(id);
+    }
+    if (abort.signal.aborted) return; // deleted or shutting down: the machine moved on
+    if (outcome.ok) {
+      this.#deps.log.debug(`${id}: server knows the session after ${outcome.waitedMs} ms`);
+      this.#feed(id, { type: "ready" });
+      return;
+    }
+    this.#deps.log.warn(`${id}: no pane: ${outcome.message}`);
+    this.#feed(id, { type: "unready", reason: outcome.reason, hint: outcome.hint });
+  }
+
   /** Builds the spawn request, or the reason there can be none. */
   #request(record: SessionRecord): SpawnRequest | { skip: SkipReason; hint: string } {
     const ctx = this.#ctx;
@@ -334,7 +465,11 @@ export class SessionLoop {
       };
     }
     if (!ctx.serverUrl) {
-      return { skip: "server_unreachable", hint: "Send bridge.hello with serverUrl or pass --url" };
+      return {
+        skip: "server_unreachable",
+        hint:
+          "No server URL is known: send bridge.hello with serverUrl or pass --url (start OpenCode with --port 0 so its URL is real)",
+      };
     }
     if (ctx.auth && !ctx.backend.capabilities.env) {
       return {
@@ -494,12 +629,30 @@ export class SessionLoop {
     }
   }
 
+  /**
+   * The final check before an idle close: busy cancels it; a 404 for the session means it was
+   * deleted; no answer leaves the idle signal standing. Bounded by half a poll interval (at most
+   * 1 s) so the close stays within the contract's bound.
+   */
   async #recheck(id: string): Promise<void> {
-    let status: PolledStatus = "unknown";
-    try {
-      status = await (this.#deps.checkStatus?.(id) ?? Promise.resolve<PolledStatus>("unknown"));
-    } catch (err) {
-      this.#deps.log.debug(`${id}: status recheck failed: ${(err as Error).message}`);
+    const record = this.#records.get(id);
+    const client = this.#serverClient();
+    let status: "busy" | "idle" | "absent" | "deleted" | "unknown" = "unknown";
+    if (record && client) {
+      const call = {
+        directory: this.#directoryOf(record),
+        timeoutMs: Math.min(1000, Math.max(50, this.#deps.config.poll_interval_ms / 2)),
+      };
+      try {
+        const polled = (await client.statusMap(call)).get(id) ?? "absent";
+        status = polled === "busy"
+          ? "busy"
+          : (await client.session(id, call)) === null
+          ? "deleted"
+          : polled;
+      } catch (err) {
+        this.#deps.log.debug(`${id}: status recheck failed: ${(err as Error).message}`);
+      }
     }
     this.#feed(id, { type: "recheck", status });
   }
@@ -637,6 +790,9 @@ export class SessionLoop {
   }
 
   #stopTimers(): void {
+    this.#poller?.stop();
+    for (const abort of this.#readiness.values()) abort.abort();
+    this.#readiness.clear();
     for (const id of [...this.#timers.keys()]) this.#disarm(id);
     for (const timer of [this.#layoutTimer, this.#watchTimer]) {
       if (timer !== null) this.#deps.clock.clearTimeout(timer);

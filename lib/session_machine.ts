@@ -8,8 +8,17 @@
  *
  * States:
  * - `dormant`: no pane. A busy signal (a change to busy) opens one.
+ * - `awaiting`: waiting for the server to know the child before the pane attaches (readiness);
+ *   a delete or shutdown cancels the wait, and no pane opens.
  * - `opening`: a spawn is in flight; idle, delete and shutdown signals wait in `idleSince`/`then`.
- * - `open`: the pane is up; `idleSince` set means an idle close is pending.
+ * - `open`: the pane is up; `idleSince` set means an idle close is pending. It happens once the
+ *   idle delay and the minimum lifetime have passed and `idleConfirmations` polls saw the child
+ *   idle or absent, or, whatever the polls say, one poll interval later; a final recheck
+ *   (bounded by the loop to half a poll interval, at most 1 s) may still cancel it. So the close
+ *   starts by `idle_close_delay_ms + 1.5 × poll_interval_ms` after the signal (for a pane past
+ *   its minimum lifetime) and, with `close_grace_ms` well under half a poll interval (the
+ *   defaults: 250 ms against 2000 ms), ends within the contract's `idle_close_delay_ms + 2 ×
+ *   poll_interval_ms`. A busy signal or poll cancels it.
  * - `closing`: a close is in flight (or waits to be retried); `then` says what follows.
  * - `stuck`: every close attempt failed; reported, kept for `list` and `cleanup`.
  * - `deleted`: the tombstone; every later event is ignored.
@@ -28,6 +37,7 @@ export type AfterClose = "dormant" | "reopen" | "delete" | "exit";
 /** Where a session's pane is. */
 export type SessionState =
   | { readonly kind: "dormant"; readonly why: Dormancy }
+  | { readonly kind: "awaiting"; readonly idleSince: number | null }
   | {
     readonly kind: "opening";
     readonly idleSince: number | null;
@@ -38,6 +48,8 @@ export type SessionState =
     readonly paneId: string;
     readonly openedAt: number;
     readonly idleSince: number | null;
+    /** Polls that saw the child idle or absent since `idleSince`. */
+    readonly confirmations: number;
     readonly rechecking: boolean;
   }
   | {
@@ -63,6 +75,8 @@ export interface SessionRecord {
   readonly directory?: string;
   /** The last status seen; statuses are level-triggered. */
   readonly activity: "unknown" | "busy" | "idle";
+  /** When `activity` last changed; a poll sent before it is stale and ignored. */
+  readonly activityAt: number;
   /** A background job of this session runs (an idle close waits for it). */
   readonly jobRunning: boolean;
   /** Where the pane is. */
@@ -86,12 +100,20 @@ export type MachineEvent =
   }
   | { readonly type: "closed" }
   | { readonly type: "close_failed"; readonly code: string; readonly message: string }
-  | { readonly type: "recheck"; readonly status: "busy" | "idle" | "absent" | "unknown" }
+  | {
+    readonly type: "recheck";
+    readonly status: "busy" | "idle" | "absent" | "deleted" | "unknown";
+  }
+  | { readonly type: "poll"; readonly status: "busy" | "idle" | "absent"; readonly at: number }
+  | { readonly type: "ready" }
+  | { readonly type: "unready"; readonly reason: SkipReason; readonly hint: string }
   | { readonly type: "gone"; readonly paneId: string }
   | { readonly type: "shutdown"; readonly closePanes: boolean };
 
 /** What the loop must do; every effect concerns the record's own session. */
 export type Effect =
+  | { readonly type: "await_ready" }
+  | { readonly type: "cancel_ready" }
   | { readonly type: "spawn" }
   | { readonly type: "close"; readonly paneId: string; readonly reason: CloseReason }
   | { readonly type: "retitle"; readonly paneId: string; readonly title: string }
@@ -113,6 +135,12 @@ export interface MachineConfig {
   readonly closeRetryDelayMs: number;
   /** Ask for a final status check before an idle close. */
   readonly recheck: boolean;
+  /** Wait until the server knows the child before spawning (`await_ready`). */
+  readonly readiness: boolean;
+  /** Polls that must see the child idle or absent after an idle signal (0: none expected). */
+  readonly idleConfirmations: number;
+  /** `poll_interval_ms`: the longest extra wait for those confirmations. */
+  readonly pollIntervalMs: number;
 }
 
 /** The result of a transition. */
@@ -143,6 +171,7 @@ export function newRecord(
     parentId,
     title,
     activity: "unknown",
+    activityAt: Number.NEGATIVE_INFINITY,
     jobRunning: false,
     state: { kind: "dormant", why: "new" },
   };
@@ -160,9 +189,26 @@ export function idleDueAt(
   );
 }
 
+/**
+ * When an idle close stops waiting for poll confirmations: one poll interval after it is due,
+ * which keeps the close within `idle_close_delay_ms + 2 × poll_interval_ms` of the idle signal.
+ */
+export function idleGiveUpAt(
+  state: { openedAt: number; idleSince: number },
+  config: MachineConfig,
+): number {
+  return idleDueAt(state, config) + config.pollIntervalMs;
+}
+
 /** Whether the record holds a pane muxbridge must still account for. */
 export function hasPane(state: SessionState): state is Extract<SessionState, { paneId: string }> {
   return state.kind === "open" || state.kind === "closing" || state.kind === "stuck";
+}
+
+/** Whether the session has a pane or is getting one (what status polls are for). */
+export function isTracked(state: SessionState): boolean {
+  return state.kind === "awaiting" || state.kind === "opening" || state.kind === "open" ||
+    state.kind === "closing";
 }
 
 /** Whether an operation is in flight (the loop waits for these at shutdown). */
@@ -181,11 +227,16 @@ const emit = (message: OutMessage): Effect => ({ type: "emit", message });
  * @param config Timing.
  * @returns The next record and the effects to run.
  *
- * @example A created child opens a pane
+ * @example A created child waits for the server, then opens a pane
  * ```ts
  * import { newRecord, transition } from "./session_machine.ts";
- * const config = { idleCloseDelayMs: 3000, minPaneLifetimeMs: 3000, closeRetries: 2, closeRetryDelayMs: 200, recheck: false };
- * const t = transition(newRecord("ses_c", "ses_p", "child"), { type: "created" }, 0, config);
+ * const config = {
+ *   idleCloseDelayMs: 3000, minPaneLifetimeMs: 3000, closeRetries: 2, closeRetryDelayMs: 200,
+ *   recheck: true, readiness: true, idleConfirmations: 1, pollIntervalMs: 2000,
+ * };
+ * let t = transition(newRecord("ses_c", "ses_p", "child"), { type: "created" }, 0, config);
+ * t.effects; // [{ type: "await_ready" }]
+ * t = transition(t.record, { type: "ready" }, 40, config);
  * t.record.state.kind; // "opening"
  * t.effects; // [{ type: "spawn" }]
  * ```
@@ -208,9 +259,7 @@ export function transition(
 
   switch (event.type) {
     case "created":
-      return s.kind === "dormant" && s.why === "new"
-        ? to({ kind: "opening", idleSince: null, then: "keep" }, { type: "spawn" })
-        : same;
+      return s.kind === "dormant" && s.why === "new" ? startOpen(record, null, config) : same;
 
     case "updated": {
       const next: SessionRecord = {
@@ -226,65 +275,90 @@ export function transition(
     }
 
     case "status": {
-      const changed = record.activity !== event.status;
-      const r: SessionRecord = { ...record, activity: event.status };
+      if (record.activity === event.status) return same;
+      const r: SessionRecord = { ...record, activity: event.status, activityAt: now };
       const go = (state: SessionState, ...effects: Effect[]): Transition => ({
         record: { ...r, state },
         effects,
       });
-      if (!changed) return { record: r, effects: [] };
+      const keep: Transition = { record: r, effects: [] };
       if (event.status === "busy") {
         switch (s.kind) {
           case "dormant":
-            return s.why === "shutdown"
-              ? { record: r, effects: [] }
-              : go({ kind: "opening", idleSince: null, then: "keep" }, { type: "spawn" });
+            return s.why === "shutdown" ? keep : startOpen(r, null, config);
+          case "awaiting":
           case "opening":
             return go({ ...s, idleSince: null });
           case "open":
-            return go({ ...s, idleSince: null, rechecking: false }, { type: "disarm" });
+            return go({ ...s, idleSince: null, confirmations: 0, rechecking: false }, {
+              type: "disarm",
+            });
           case "closing":
             return s.then === "dormant" && s.reason === "idle"
               ? go({ ...s, then: "reopen" })
-              : { record: r, effects: [] };
+              : keep;
           default:
-            return { record: r, effects: [] };
+            return keep;
         }
       }
       switch (s.kind) {
+        case "awaiting":
         case "opening":
           return go({ ...s, idleSince: now });
         case "open":
-          return go({ ...s, idleSince: now, rechecking: false }, {
+          return go({ ...s, idleSince: now, confirmations: 0, rechecking: false }, {
             type: "arm",
             at: idleDueAt({ openedAt: s.openedAt, idleSince: now }, config),
           });
         case "closing":
-          return s.then === "reopen" ? go({ ...s, then: "dormant" }) : { record: r, effects: [] };
-        default:
-          return { record: r, effects: [] };
+          return s.then === "reopen" ? go({ ...s, then: "dormant" }) : keep;
       }
+      return keep;
     }
+
+    case "poll": {
+      // A poll sent before the last status event is older news than that event.
+      if (event.at < record.activityAt) return same;
+      if (event.status === "busy") {
+        // Busy (or retry) cancels a pending idle close and reopens like a busy event.
+        return transition(record, { type: "status", status: "busy" }, now, config);
+      }
+      // Idle or absent only confirms an idle signal; absence alone never closes anything.
+      if (s.kind !== "open" || s.idleSince === null || s.rechecking || event.at < s.idleSince) {
+        return same;
+      }
+      const confirmed = { ...s, confirmations: s.confirmations + 1 };
+      const r: SessionRecord = { ...record, state: confirmed };
+      const due = idleDueAt({ openedAt: s.openedAt, idleSince: s.idleSince }, config);
+      if (now < due || confirmed.confirmations < config.idleConfirmations) {
+        return { record: r, effects: [] };
+      }
+      return idleDue(r, confirmed, now, config);
+    }
+
+    case "ready":
+      return s.kind === "awaiting"
+        ? to({ kind: "opening", idleSince: s.idleSince, then: "keep" }, { type: "spawn" })
+        : same;
+
+    case "unready":
+      return s.kind === "awaiting"
+        ? to(
+          { kind: "dormant", why: "skipped" },
+          emit({ type: "pane.skipped", sessionID: sid, reason: event.reason, hint: event.hint }),
+        )
+        : same;
 
     case "deleted":
       switch (s.kind) {
         case "dormant":
           return to({ kind: "deleted" }, { type: "disarm" });
+        case "awaiting":
+          return to({ kind: "deleted" }, { type: "cancel_ready" });
         case "opening":
           return to({ ...s, then: "delete" });
         case "open":
-          return to(
-            {
-              kind: "closing",
-              paneId: s.paneId,
-              reason: "deleted",
-              attempt: 1,
-              waiting: false,
-              then: "delete",
-            },
-            { type: "disarm" },
-            { type: "close", paneId: s.paneId, reason: "deleted" },
-          );
+          return startClose(record, s.paneId, "deleted", "delete");
         case "closing":
           return to({ ...s, then: "delete" });
         case "stuck":
@@ -298,7 +372,7 @@ export function transition(
         return { record: r, effects: [] };
       }
       // The job that held the close back ended: close now if the idle close is already due.
-      return idleDue({ ...r }, s, now, config);
+      return idleDue(r, s, now, config);
     }
 
     case "timer":
@@ -312,18 +386,24 @@ export function transition(
 
     case "recheck":
       if (s.kind !== "open" || !s.rechecking) return same;
-      if (event.status === "busy") {
-        return {
-          record: {
-            ...record,
-            activity: "busy",
-            state: { ...s, idleSince: null, rechecking: false },
-          },
-          effects: [],
-        };
+      switch (event.status) {
+        case "busy":
+          return {
+            record: {
+              ...record,
+              activity: "busy",
+              activityAt: now,
+              state: { ...s, idleSince: null, confirmations: 0, rechecking: false },
+            },
+            effects: [],
+          };
+        case "deleted":
+          // `GET /session/:id` said 404: the session is gone, as if session.deleted came.
+          return startClose(record, s.paneId, "deleted", "delete");
+        default:
+          // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
+          return startClose(record, s.paneId, "idle", "dormant");
       }
-      // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
-      return startClose(record, s.paneId, "idle", "dormant");
 
     case "spawned":
       if (s.kind !== "opening") return same;
@@ -354,6 +434,7 @@ export function transition(
           paneId: event.paneId,
           openedAt: now,
           idleSince: s.idleSince,
+          confirmations: 0,
           rechecking: false,
         };
         const effects: Effect[] = [opened, { type: "layout" }];
@@ -400,8 +481,10 @@ export function transition(
       switch (s.then) {
         case "delete":
           return to({ kind: "deleted" }, closed, { type: "layout" });
-        case "reopen":
-          return to({ kind: "opening", idleSince: null, then: "keep" }, closed, { type: "spawn" });
+        case "reopen": {
+          const t = startOpen(record, null, config);
+          return { record: t.record, effects: [closed, ...t.effects] };
+        }
         case "exit":
           return to({ kind: "dormant", why: "shutdown" }, closed);
         case "dormant":
@@ -441,6 +524,10 @@ export function transition(
       );
 
     case "shutdown":
+      if (s.kind === "awaiting") {
+        // No new pane opens while the bridge ends, whatever close_on_exit says.
+        return to({ kind: "dormant", why: "shutdown" }, { type: "cancel_ready" });
+      }
       if (!event.closePanes) {
         return s.kind === "opening" && s.then === "shutdown" ? to({ ...s, then: "keep" }) : same;
       }
@@ -472,7 +559,29 @@ export function transition(
         default:
           return to({ kind: "dormant", why: "shutdown" });
       }
+
+    default: {
+      const never: never = event;
+      throw new TypeError(`Unknown machine event ${JSON.stringify(never)}`);
+    }
   }
+}
+
+/** Opens a pane: through readiness when the server is consulted, else straight to the spawn. */
+function startOpen(
+  record: SessionRecord,
+  idleSince: number | null,
+  config: MachineConfig,
+): Transition {
+  return config.readiness
+    ? {
+      record: { ...record, state: { kind: "awaiting", idleSince } },
+      effects: [{ type: "await_ready" }],
+    }
+    : {
+      record: { ...record, state: { kind: "opening", idleSince, then: "keep" } },
+      effects: [{ type: "spawn" }],
+    };
 }
 
 function startClose(
@@ -490,6 +599,7 @@ function startClose(
   };
 }
 
+/** An idle close whose timer fired, whose job ended or whose confirmation arrived. */
 function idleDue(
   record: SessionRecord,
   s: Extract<SessionState, { kind: "open" }>,
@@ -497,14 +607,20 @@ function idleDue(
   config: MachineConfig,
 ): Transition {
   if (s.idleSince === null) return { record, effects: [] };
-  const due = idleDueAt({ openedAt: s.openedAt, idleSince: s.idleSince }, config);
+  const at = { openedAt: s.openedAt, idleSince: s.idleSince };
+  const due = idleDueAt(at, config);
   if (now < due) return { record, effects: [{ type: "arm", at: due }] };
+  // Stable idle: wait for the polls to confirm, but never past the contract's bound.
+  const giveUp = idleGiveUpAt(at, config);
+  if (s.confirmations < config.idleConfirmations && now < giveUp) {
+    return { record, effects: [{ type: "arm", at: giveUp }] };
+  }
   // A running background job vetoes the close; its end re-evaluates (the `job` event).
-  if (record.jobRunning) return { record, effects: [] };
+  if (record.jobRunning) return { record, effects: [{ type: "disarm" }] };
   if (config.recheck) {
     return {
       record: { ...record, state: { ...s, rechecking: true } },
-      effects: [{ type: "recheck" }],
+      effects: [{ type: "disarm" }, { type: "recheck" }],
     };
   }
   return startClose(record, s.paneId, "idle", "dormant");

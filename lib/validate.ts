@@ -168,7 +168,9 @@ export function normalizeServerUrl(raw: string): ServerUrl {
   } catch {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: it is not a URL`,
+      `Cannot use server URL ${
+        JSON.stringify(cutForMessage(redactUserinfo(raw)))
+      }: it is not a URL`,
       {
         hint: "Pass the URL OpenCode listens on, such as http://127.0.0.1:4096",
       },
@@ -177,7 +179,9 @@ export function normalizeServerUrl(raw: string): ServerUrl {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: not http or https`,
+      `Cannot use server URL ${
+        JSON.stringify(cutForMessage(redactUserinfo(raw)))
+      }: not http or https`,
     );
   }
   const auth = parsed.username || parsed.password
@@ -194,7 +198,9 @@ export function normalizeServerUrl(raw: string): ServerUrl {
   if (UNSAFE.test(url)) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use server URL ${JSON.stringify(cutForMessage(raw))}: unsafe characters`,
+      `Cannot use server URL ${
+        JSON.stringify(cutForMessage(redactUserinfo(raw)))
+      }: unsafe characters`,
     );
   }
   return auth ? { url, auth } : { url };
@@ -224,6 +230,15 @@ function decodeUserinfo(text: string): string {
   } catch {
     return text;
   }
+}
+
+/**
+ * Hides URL credentials in a message about a bad URL: everything up to the last "@" goes, since
+ * a malformed URL gives no reliable place where the userinfo ends.
+ */
+function redactUserinfo(raw: string): string {
+  const at = raw.lastIndexOf("@");
+  return at < 0 ? raw : `…@${raw.slice(at + 1)}`;
 }
 
 function cutForMessage(value: string): string {

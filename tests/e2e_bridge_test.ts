@@ -1,11 +1,14 @@
 /**
  * End to end: the real entry point in bridge mode, fed NDJSON on stdin, against a real private
- * tmux server; assertions on stdout and on tmux's real state.
+ * tmux server and a fake OpenCode server on loopback (readiness, status polls and rechecks need
+ * one; the real `opencode serve` end-to-end test lives with the plugin's harness); assertions on
+ * stdout and on tmux's real state.
  */
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/clock.ts";
-import { events, startBridge } from "./helpers/bridge_process.ts";
+import { events, muxbridgeArgv, startBridge } from "./helpers/bridge_process.ts";
+import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
 
@@ -14,6 +17,8 @@ const P = "ses_e2eParent";
 
 interface Setup {
   server: TmuxServer;
+  /** The fake OpenCode server (every `ses_` id known, everything idle unless marked busy). */
+  oc: FakeOpencodeServer;
   dir: string;
   env: Record<string, string>;
   standIn: string;
@@ -24,6 +29,8 @@ async function setup(
   standInOpts: { ignoreSignals?: boolean } = {},
 ): Promise<Setup> {
   const server = await startTmuxServer();
+  const oc = serveFakeOpencode();
+  oc.fake.knowAll = true;
   const dir = `${server.dir}/bridge`;
   await Deno.mkdir(dir);
   const standIn = await writeStandIn(dir, standInOpts);
@@ -47,7 +54,12 @@ async function setup(
     MUXBRIDGE_STATE_DIR: `${dir}/state`,
     XDG_CONFIG_HOME: `${dir}/xdg`,
   };
-  return { server, dir, env, standIn };
+  return { server, oc, dir, env, standIn };
+}
+
+async function teardown(s: Setup): Promise<void> {
+  await s.server.close();
+  await s.oc.close();
 }
 
 async function panes(
@@ -91,7 +103,7 @@ Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes 
     const userBefore = (await panes(s.server)).get(userPane)!;
     const project = `${s.dir}/project with 'quotes' and "double" $(x) spaces`;
     await Deno.mkdir(project);
-    const bridge = startBridge(["--url", "http://127.0.0.1:4096/", "--dir", s.dir], s.env);
+    const bridge = startBridge(["--url", `${s.oc.url}/`, "--dir", s.dir], s.env);
     try {
       const ready = await bridge.waitFor(isType("ready"));
       assert.equal(ready.backend, "tmux");
@@ -118,7 +130,7 @@ Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes 
       const argvs = await recordedArgv(s.dir);
       assert.deepEqual(argvs.find((a) => a[3] === A), [
         "attach",
-        "http://127.0.0.1:4096",
+        s.oc.url,
         "--session",
         A,
         "--dir",
@@ -170,14 +182,14 @@ Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes 
       await bridge.status.catch(() => {});
     }
   } finally {
-    await s.server.close();
+    await teardown(s);
   }
 });
 
 Deno.test("bridge process answers malformed lines with errors, keeps serving, and says bye at end of input", async () => {
   const s = await setup();
   try {
-    const bridge = startBridge(["--url", "http://127.0.0.1:4096"], s.env);
+    const bridge = startBridge(["--url", s.oc.url], s.env);
     await bridge.waitFor(isType("ready"));
     await bridge.sendRaw('not json\n{"type":"bridge.ping","id":1}\n{"type":"session.created"}\n');
     await bridge.send({ type: "bridge.ping", id: "two" });
@@ -197,14 +209,14 @@ Deno.test("bridge process answers malformed lines with errors, keeps serving, an
     );
     assert.deepEqual(bridge.junk, []);
   } finally {
-    await s.server.close();
+    await teardown(s);
   }
 });
 
 Deno.test("bridge survives its tmux server being killed: failures are reported, the process keeps serving", async () => {
   const s = await setup();
   try {
-    const bridge = startBridge(["--url", "http://127.0.0.1:4096"], s.env);
+    const bridge = startBridge(["--url", s.oc.url], s.env);
     try {
       await bridge.waitFor(isType("ready"));
       const C = "ses_e2eDoomed";
@@ -225,6 +237,60 @@ Deno.test("bridge survives its tmux server being killed: failures are reported, 
       await bridge.status.catch(() => {});
     }
   } finally {
-    await s.server.close();
+    await teardown(s);
+  }
+});
+
+Deno.test("a new bridge reclaims the idle panes of a SIGKILLed bridge as orphan, keeps the busy one, and list shows it", async () => {
+  const s = await setup();
+  try {
+    const first = startBridge(["--url", s.oc.url, "--dir", s.dir], s.env);
+    let idlePane = "", busyPane = "";
+    try {
+      await first.waitFor(isType("ready"));
+      const IDLE = "ses_e2eOrphanIdle", BUSY = "ses_e2eOrphanBusy";
+      s.oc.fake.busy(BUSY);
+      await first.send(events.created(IDLE, "idle child", P, s.dir));
+      await first.send(events.created(BUSY, "busy child", P, s.dir));
+      await first.send(events.status(BUSY, "busy"));
+      idlePane = String((await first.waitFor(isType("pane.opened", IDLE))).paneId);
+      busyPane = String((await first.waitFor(isType("pane.opened", BUSY))).paneId);
+    } finally {
+      first.kill("SIGKILL");
+      await first.status.catch(() => {});
+    }
+    assert.ok((await panes(s.server)).has(idlePane), "a SIGKILLed bridge leaves its panes");
+
+    const second = startBridge(["--url", s.oc.url, "--dir", s.dir], s.env);
+    try {
+      await second.waitFor(isType("ready"));
+      const reclaimed = await second.waitFor(isType("pane.closed", undefined, "orphan"));
+      assert.equal(reclaimed.paneId, idlePane);
+      assert.equal(reclaimed.sessionID, "ses_e2eOrphanIdle");
+      const live = await panes(s.server);
+      assert.ok(!live.has(idlePane));
+      assert.ok(live.has(busyPane), "the busy child's pane is kept");
+      await second.endInput();
+      assert.deepEqual(await second.waitFor(isType("bye")), { type: "bye", closed: 0 });
+    } finally {
+      second.kill("SIGKILL");
+      await second.status.catch(() => {});
+    }
+    assert.ok((await panes(s.server)).has(busyPane), "not the new bridge's pane to close at exit");
+
+    const [cmd, ...pre] = muxbridgeArgv();
+    const list = await new Deno.Command(cmd, {
+      args: [...pre, "list", "--json"],
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...s.env },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(list.code, 0, new TextDecoder().decode(list.stderr));
+    const rows = JSON.parse(new TextDecoder().decode(list.stdout));
+    assert.deepEqual(rows.map((r: { paneId: string }) => r.paneId), [busyPane]);
+    assert.equal(rows[0].sessionId, "ses_e2eOrphanBusy");
+  } finally {
+    await teardown(s);
   }
 });

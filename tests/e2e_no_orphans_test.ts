@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { events, startBridge } from "./helpers/bridge_process.ts";
-import { startStubServer } from "./helpers/stub_opencode_server.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { clock, isType, livePanes, realLife, runCli, until } from "./helpers/real_life.ts";
 import {
   killStandIns,
@@ -36,7 +36,8 @@ Deno.test("bridge leaves no pane program alive after idle, delete, hand-kill, se
     await Deno.mkdir(standIns);
     return { opencode_bin: await writeStubbornStandIn(standIns) };
   });
-  const server = startStubServer();
+  const server = serveFakeOpencode();
+  server.fake.knowAll = true; // the tests invent session ids
   const bridge = startBridge(["--url", server.url, "--dir", s.dir], s.env);
   try {
     await bridge.waitFor(isType("ready"));
@@ -135,8 +136,9 @@ Deno.test("muxbridge close and cleanup leave no pane program alive after a bridg
     await Deno.mkdir(standIns);
     return { opencode_bin: await writeStubbornStandIn(standIns) };
   });
-  // It knows no session: cleanup reads every recorded one as deleted.
-  const server = startStubServer();
+  // It knows every session while the panes open; they are deleted before cleanup runs.
+  const server = serveFakeOpencode();
+  server.fake.knowAll = true; // the tests invent session ids
   const URL = server.url;
   try {
     // A bridge that dies without closing anything leaves three panes behind.
@@ -169,6 +171,7 @@ Deno.test("muxbridge close and cleanup leave no pane program alive after a bridg
     await s.server.tmux(["kill-pane", "-t", pane.get(LW)!]);
     assert.notDeepEqual(survivors(standIns, [LW]), [], "kill-pane alone orphans it");
 
+    for (const id of [C, L, LW]) server.fake.remove(id);
     const cleanup = await runCli(["cleanup", "--json"], s.env);
     assert.equal(cleanup.code, 0, cleanup.stderr);
     const report = JSON.parse(cleanup.stdout) as {

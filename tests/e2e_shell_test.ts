@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { isType, livePanes, realLife, runCli, until } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
-import { startStubServer } from "./helpers/stub_opencode_server.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 
 const P = "ses_shellParent";
 const FISH = "/usr/bin/fish";
@@ -27,7 +27,8 @@ Deno.test({
       await Deno.mkdir(standIns);
       return { opencode_bin: await writeStandIn(standIns) };
     });
-    const server = startStubServer();
+    const server = serveFakeOpencode();
+    server.fake.knowAll = true; // the tests invent session ids
     try {
       const ran = `${s.dir}/default-command-ran`;
       await s.server.tmux(["set-option", "-g", "default-shell", FISH]);

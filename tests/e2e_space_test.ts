@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { clock, isType, livePanes, realLife, until } from "./helpers/real_life.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
-import { startStubServer } from "./helpers/stub_opencode_server.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { type LayoutChange, observeLayouts } from "./helpers/tmux_observer.ts";
 
 const P = "ses_spaceParent";
@@ -34,7 +34,8 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
     async (dir) => ({ placement, poll_interval_ms: 2000, opencode_bin: await writeStandIn(dir) }),
     { width: 120, height: 40, program: ["sh", "-c", "printf 'OpenCode\\n'; exec sleep 100000"] },
   );
-  const server = startStubServer();
+  const server = serveFakeOpencode();
+  server.fake.knowAll = true; // the tests invent session ids
   try {
     const anchor = s.server.anchorPane;
     const user = (await s.server.tmux([

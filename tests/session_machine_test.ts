@@ -14,6 +14,9 @@ const CFG: MachineConfig = {
   closeRetries: 2,
   closeRetryDelayMs: 200,
   recheck: false,
+  readiness: false,
+  idleConfirmations: 0,
+  pollIntervalMs: 2000,
 };
 
 /** Runs events in order, returning the final record and every effect. */
@@ -64,6 +67,7 @@ Deno.test("transition() reports pane.opened and asks for a layout once the spawn
     paneId: "%1",
     openedAt: 100,
     idleSince: null,
+    confirmations: 0,
     rechecking: false,
   });
   assert.deepEqual(types(effects), ["spawn", "emit:pane.opened", "layout"]);
@@ -336,4 +340,272 @@ Deno.test("transition() keeps an idle signal that arrives while the pane opens",
   ]);
   assert.equal(record.state.kind === "open" && record.state.idleSince, 10);
   assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
+});
+
+// ---------------------------------------------------------------- readiness, polls, stable idle
+
+const SERVER: MachineConfig = {
+  ...CFG,
+  recheck: true,
+  readiness: true,
+  idleConfirmations: 1,
+  pollIntervalMs: 2000,
+};
+
+const ready: Array<[MachineEvent, number]> = [
+  [{ type: "created" }, 0],
+  [{ type: "ready" }, 50],
+  [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+];
+
+Deno.test("transition() waits for readiness before the spawn, once however events repeat", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "created" }, 1],
+      [{ type: "status", status: "busy" }, 2],
+      [{ type: "status", status: "busy" }, 3],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "awaiting", idleSince: null });
+  assert.deepEqual(types(effects), ["await_ready"]);
+  const next = run([[{ type: "ready" }, 10], [{ type: "ready" }, 11]], record, SERVER);
+  assert.deepEqual(types(next.effects), ["spawn"]);
+  assert.equal(next.record.state.kind, "opening");
+});
+
+Deno.test("transition() cancels readiness on delete and ignores a late ready", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "deleted" }, 10],
+      [{ type: "ready" }, 20],
+      [{ type: "status", status: "busy" }, 30],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.deepEqual(types(effects), ["await_ready", "cancel_ready"]);
+});
+
+Deno.test("transition() cancels readiness at shutdown, whatever close_on_exit says", () => {
+  for (const closePanes of [true, false]) {
+    const { record, effects } = run(
+      [
+        [{ type: "created" }, 0],
+        [{ type: "shutdown", closePanes }, 10],
+        [{ type: "ready" }, 20],
+      ],
+      undefined,
+      SERVER,
+    );
+    assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
+    assert.deepEqual(types(effects), ["await_ready", "cancel_ready"]);
+  }
+});
+
+Deno.test("transition() reports pane.skipped when the server is not ready and retries on the next busy", () => {
+  const first = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "unready", reason: "server_unreachable", hint: "start OpenCode with --port 0" }, 10],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(first.record.state, { kind: "dormant", why: "skipped" });
+  assert.deepEqual(first.effects.at(-1), {
+    type: "emit",
+    message: {
+      type: "pane.skipped",
+      sessionID: "ses_c",
+      reason: "server_unreachable",
+      hint: "start OpenCode with --port 0",
+    },
+  });
+  const again = run([[{ type: "status", status: "busy" }, 20]], first.record, SERVER);
+  assert.deepEqual(types(again.effects), ["await_ready"]);
+});
+
+Deno.test("transition() keeps an idle signal that arrives during readiness", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "status", status: "idle" }, 10],
+      [{ type: "ready" }, 50],
+      [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind === "open" && record.state.idleSince, 10);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
+});
+
+Deno.test("transition() goes through readiness again when a closed pane reopens", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "absent" }, 9040],
+      [{ type: "status", status: "busy" }, 9050],
+      [{ type: "closed" }, 9100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(types(effects).slice(-2), ["emit:pane.closed:idle", "await_ready"]);
+});
+
+Deno.test("transition() never closes on absence without an idle signal", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "busy" }, 150],
+      [{ type: "poll", status: "absent", at: 2000 }, 2000],
+      [{ type: "poll", status: "idle", at: 4000 }, 4000],
+      [{ type: "timer" }, 60_000],
+      [{ type: "poll", status: "absent", at: 60_000 }, 60_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind, "open");
+  assert.ok(!types(effects).some((t) => t === "close" || t === "recheck"));
+});
+
+Deno.test("transition() waits for a poll to confirm the idle, then rechecks before closing", () => {
+  const base = run([...ready, [{ type: "status", status: "idle" }, 6000]], undefined, SERVER);
+  // Due at 9000 but not yet confirmed: wait for a poll, at most one interval.
+  const due = run([[{ type: "timer" }, 9000]], base.record, SERVER);
+  assert.deepEqual(due.effects, [{ type: "arm", at: 11_000 }]);
+  const confirmed = run([[{ type: "poll", status: "absent", at: 9500 }, 9510]], due.record, SERVER);
+  assert.deepEqual(types(confirmed.effects), ["disarm", "recheck"]);
+  const closing = run([[{ type: "recheck", status: "absent" }, 9520]], confirmed.record, SERVER);
+  assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+});
+
+Deno.test("transition() stops waiting for confirmations one poll interval after the close is due", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "timer" }, 9000],
+      [{ type: "timer" }, 11_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(effects.at(-1)?.type, "recheck");
+});
+
+Deno.test("transition() counts a confirmation before the due time and closes when due", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(types(effects).slice(-2), ["disarm", "recheck"]);
+});
+
+Deno.test("transition() ignores a poll sent before the idle signal, both as busy and as confirmation", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "busy" }, 150],
+      [{ type: "status", status: "idle" }, 6000],
+      // Sent at 5990, answered after the idle event: older news than the event.
+      [{ type: "poll", status: "busy", at: 5990 }, 6010],
+      [{ type: "poll", status: "absent", at: 5995 }, 6020],
+      [{ type: "timer" }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.activity, "idle");
+  assert.equal(record.state.kind === "open" && record.state.confirmations, 0);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 11_000 });
+});
+
+Deno.test("transition() cancels a pending idle close on a busy poll", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "busy", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "poll", status: "absent", at: 9000 }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind === "open" && record.state.idleSince, null);
+  assert.equal(record.activity, "busy");
+  assert.ok(!types(effects).some((t) => t === "close" || t === "recheck"));
+});
+
+Deno.test("transition() turns an idle close into a reopen when a poll sees busy during the close", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "idle" }, 9010],
+      [{ type: "poll", status: "busy", at: 9020 }, 9030],
+      [{ type: "closed" }, 9100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind, "awaiting");
+  assert.deepEqual(types(effects).slice(-2), ["emit:pane.closed:idle", "await_ready"]);
+});
+
+Deno.test("transition() closes as deleted and tombstones when the recheck finds a 404", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "deleted" }, 9010],
+      [{ type: "closed" }, 9100],
+      [{ type: "status", status: "busy" }, 9200],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.ok(types(effects).includes("emit:pane.closed:deleted"));
+  assert.ok(!types(effects).slice(-1).includes("await_ready"));
+});
+
+Deno.test("transition() holds a confirmed idle close while a job runs and closes when it ends", () => {
+  const held = run(
+    [
+      ...ready,
+      [{ type: "job", running: true }, 500],
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "timer" }, 11_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(held.record.state.kind, "open");
+  assert.ok(!types(held.effects).some((t) => t === "close" || t === "recheck"));
+  const released = run([[{ type: "job", running: false }, 30_000]], held.record, SERVER);
+  assert.deepEqual(types(released.effects), ["disarm", "recheck"]);
 });

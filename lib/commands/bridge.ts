@@ -4,10 +4,12 @@
  * @module
  */
 
-import { envCredentials } from "../attach.ts";
+import { type Credentials, envCredentials } from "../attach.ts";
 import { runBridge } from "../bridge.ts";
+import { runCleanup } from "../cleanup.ts";
 import { stateDir } from "../config.ts";
 import { createLogger, fileSink, stderrSink } from "../log.ts";
+import { createOpencodeClient } from "../opencode_client.ts";
 import { createPaneStore } from "../pane_store.ts";
 import { ownerStamp } from "../processes.ts";
 import { selectBackend } from "../select_backend.ts";
@@ -39,6 +41,13 @@ export const bridgeCommand: Command = {
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
+    const client = (url: string, credentials?: Credentials) =>
+      createOpencodeClient({
+        url,
+        fetch: deps.fetch,
+        clock: deps.clock,
+        ...(credentials ? { auth: credentials } : {}),
+      });
     const code = await runBridge({
       io: deps.bridgeIO(),
       log,
@@ -58,7 +67,18 @@ export const bridgeCommand: Command = {
         store: createPaneStore(stateDir(config, deps.env)),
         processes: deps.processes,
         owner,
+        server: client,
       }),
+      reclaim: (backend, credentials, onCorrupt) =>
+        runCleanup({
+          store: createPaneStore(stateDir(base, deps.env)),
+          backends: { [backend.name]: backend },
+          processes: deps.processes,
+          client: (url) => client(url, credentials),
+          clock: deps.clock,
+          log,
+          graceMs: base.close_grace_ms,
+        }, { dryRun: false, all: false, self: owner, onCorrupt }),
     });
     return { text: "", exitCode: code };
   },

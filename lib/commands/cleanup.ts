@@ -53,7 +53,13 @@ export const cleanupCommand: Command = {
       store,
       backends,
       processes: deps.processes,
-      client: (url) => createOpencodeClient({ url, fetch: deps.fetch, ...(auth ? { auth } : {}) }),
+      client: (url) =>
+        createOpencodeClient({
+          url,
+          fetch: deps.fetch,
+          clock: deps.clock,
+          ...(auth ? { auth } : {}),
+        }),
       clock: deps.clock,
       log: deps.log,
       graceMs: config.close_grace_ms,

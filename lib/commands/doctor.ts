@@ -9,6 +9,7 @@ import { envCredentials } from "../attach.ts";
 import type { Check } from "../backend.ts";
 import { toMuxError } from "../errors.ts";
 import { createOpencodeClient } from "../opencode_client.ts";
+import { attachSupport, SUPPORTED_OPENCODE } from "../opencode_version.ts";
 import { selectBackend } from "../select_backend.ts";
 import { normalizeServerUrl } from "../validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
@@ -27,7 +28,22 @@ async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
         hint: "Check the opencode_bin setting",
       };
     }
-    return { name: "opencode binary", status: "pass", detail: `${bin} ${version}` };
+    // Panes run this binary's `attach`: its version decides the command's syntax.
+    const verdict = attachSupport(version);
+    if (verdict.supported === false) {
+      return {
+        name: "opencode binary",
+        status: "fail",
+        detail:
+          `${bin} ${version}: its attach differs from \`attach <url> --session <id> --dir <dir>\``,
+        hint: verdict.hint,
+      };
+    }
+    return {
+      name: "opencode binary",
+      status: "pass",
+      detail: `${bin} ${version} (panes need ${SUPPORTED_OPENCODE})`,
+    };
   } catch (err) {
     const e = toMuxError(err);
     return {
@@ -56,11 +72,13 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
   const client = createOpencodeClient({
     url: url.url,
     fetch: deps.fetch,
+    clock: deps.clock,
     ...(auth ? { auth } : {}),
   });
   const checks: Check[] = [];
+  const call = { signal: deps.signal };
   try {
-    const health = await client.health(deps.signal);
+    const health = await client.health(call);
     checks.push({
       name: "server health",
       status: health.healthy ? "pass" : "fail",
@@ -69,6 +87,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
       }`,
       ...(health.healthy ? {} : { hint: "Restart OpenCode" }),
     });
+    checks.push(serverVersionCheck(health.version));
   } catch (err) {
     const e = toMuxError(err);
     return [{
@@ -79,8 +98,8 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
     }];
   }
   try {
-    await client.session("ses_muxbridgeDoctorProbe");
-    await client.statusMap(deps.signal);
+    await client.session("ses_muxbridgeDoctorProbe", call);
+    await client.statusMap(call);
     checks.push({
       name: "server session lookup",
       status: "pass",
@@ -96,6 +115,32 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
     });
   }
   return checks;
+}
+
+/** The server's version against the versions whose `attach` panes can run (issue 7 item 7). */
+function serverVersionCheck(version: string | undefined): Check {
+  const verdict = attachSupport(version);
+  if (verdict.supported === null) {
+    return {
+      name: "server version",
+      status: "warn",
+      detail: "the server did not report its version",
+      hint: `Panes need OpenCode ${SUPPORTED_OPENCODE}; check \`opencode --version\``,
+    };
+  }
+  if (verdict.supported === false) {
+    return {
+      name: "server version",
+      status: "fail",
+      detail: `OpenCode ${verdict.version}: the bridge skips every child (unsupported_version)`,
+      hint: verdict.hint,
+    };
+  }
+  return {
+    name: "server version",
+    status: "pass",
+    detail: `OpenCode ${verdict.version} is in ${SUPPORTED_OPENCODE}`,
+  };
 }
 
 /** The `doctor` command. */

@@ -1,0 +1,109 @@
+/**
+ * `doctor --url` probes the server the way the bridge will: health, version gate, session lookup
+ * and auth; and the opencode binary's version decides the pane command's syntax.
+ */
+
+import assert from "node:assert/strict";
+import type { Check } from "../lib/backend.ts";
+import type { CliDeps, Invocation } from "../lib/commands/_command.ts";
+import { doctorCommand } from "../lib/commands/doctor.ts";
+import { silentLogger } from "../lib/log.ts";
+import { createFakeClock } from "./fakes/fake_clock.ts";
+import { fakeEnv } from "./fakes/fake_env.ts";
+import { createFakeOpencode, type FakeOpencode } from "./fakes/fake_opencode.ts";
+import { fakeProcesses } from "./fakes/memory_store.ts";
+import { createFakeRunner } from "./fakes/fake_runner.ts";
+
+async function doctor(
+  server: FakeOpencode,
+  opts: { binVersion?: string; env?: Record<string, string>; url?: string } = {},
+): Promise<{ checks: Check[]; exitCode: number }> {
+  const runner = createFakeRunner().on(["opencode", "--version"], {
+    code: 0,
+    stdout: `${opts.binVersion ?? "1.18.33"}\n`,
+  });
+  const deps = {
+    env: fakeEnv({ HOME: "/nonexistent-home", ...opts.env }),
+    run: runner.run,
+    clock: createFakeClock(),
+    processes: fakeProcesses(),
+    fetch: server.fetch,
+    readText: () => null,
+    stdout: () => {},
+    log: silentLogger,
+    cwd: "/work",
+    version: "0.0.0-test",
+    runtime: "test",
+    signal: new AbortController().signal,
+    bridgeIO: () => {
+      throw new Error("not in doctor");
+    },
+    backends: {},
+  } satisfies CliDeps;
+  const inv: Invocation = {
+    values: { url: opts.url ?? "http://127.0.0.1:4096" },
+    positionals: [],
+    global: { json: true },
+  };
+  const result = await doctorCommand.run(inv, deps);
+  return { checks: (result.json as { checks: Check[] }).checks, exitCode: result.exitCode ?? 0 };
+}
+
+const find = (checks: Check[], name: string) => checks.find((c) => c.name === name);
+
+Deno.test("doctor --url passes a healthy OpenCode 1.x server with its version", async () => {
+  const { checks } = await doctor(createFakeOpencode());
+  assert.equal(find(checks, "server health")?.status, "pass");
+  assert.equal(find(checks, "server version")?.status, "pass");
+  assert.match(find(checks, "server version")!.detail, /1\.18\.33/);
+  assert.equal(find(checks, "server session lookup")?.status, "pass");
+  assert.equal(find(checks, "opencode binary")?.status, "pass");
+});
+
+Deno.test("doctor --url fails an OpenCode 2 server: its attach differs, with a fix", async () => {
+  const server = createFakeOpencode();
+  server.version = "2.1.0";
+  const { checks, exitCode } = await doctor(server);
+  const v = find(checks, "server version")!;
+  assert.equal(v.status, "fail");
+  assert.match(v.detail, /unsupported_version/);
+  assert.match(v.hint ?? "", /opencode-ai@1/);
+  assert.equal(exitCode, 1);
+});
+
+Deno.test("doctor fails an opencode binary whose attach differs", async () => {
+  const { checks } = await doctor(createFakeOpencode(), { binVersion: "2.0.0" });
+  const b = find(checks, "opencode binary")!;
+  assert.equal(b.status, "fail");
+  assert.match(b.hint ?? "", /no `opencode attach`/);
+});
+
+Deno.test("doctor --url warns when the server does not tell its version", async () => {
+  const server = createFakeOpencode();
+  server.version = null;
+  const { checks } = await doctor(server);
+  assert.equal(find(checks, "server version")?.status, "warn");
+});
+
+Deno.test("doctor --url says auth failed with a hint, and passes with the right password", async () => {
+  const server = createFakeOpencode();
+  server.password = "pw";
+  const bad = await doctor(server);
+  const lookup = find(bad.checks, "server health")!;
+  assert.equal(lookup.status, "fail");
+  assert.match(lookup.hint ?? "", /OPENCODE_SERVER_PASSWORD/);
+  const good = await doctor(server, { env: { OPENCODE_SERVER_PASSWORD: "pw" } });
+  assert.equal(find(good.checks, "server session lookup")?.status, "pass");
+  assert.match(find(good.checks, "server session lookup")!.detail, /authenticated/);
+  const viaUrl = await doctor(server, { url: "http://opencode:pw@127.0.0.1:4096" });
+  assert.equal(find(viaUrl.checks, "server session lookup")?.status, "pass");
+});
+
+Deno.test("doctor --url says start OpenCode with --port 0 when nothing listens", async () => {
+  const server = createFakeOpencode();
+  server.mode = "down";
+  const { checks } = await doctor(server);
+  const h = find(checks, "server health")!;
+  assert.equal(h.status, "fail");
+  assert.match(h.hint ?? "", /--port 0/);
+});

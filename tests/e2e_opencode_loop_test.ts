@@ -1,0 +1,165 @@
+/**
+ * End to end against a REAL OpenCode server (`opencode serve`, loopback, isolated HOME, a mock
+ * model) and a real private tmux server: the test forwards the server's `/event` stream to the
+ * bridge exactly as the plugin hook would, and the bridge talks to the server itself (readiness,
+ * status polls, rechecks). The pane program is the recording stand-in, so the assertions are on
+ * the exact attach argv; a real `opencode attach` in the pane is the plugin end-to-end test's job.
+ *
+ * Needs the `opencode` binary (`OPENCODE_TEST_BIN`, or `opencode-ai` in node_modules); without
+ * it the test is ignored and says so.
+ */
+
+import assert from "node:assert/strict";
+import { createRealClock, waitFor } from "../lib/clock.ts";
+import { startBridge } from "./helpers/bridge_process.ts";
+import { findOpencodeBin, startLoopOpencode } from "./helpers/_loop_opencode.ts";
+import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
+import { startTmuxServer } from "./helpers/tmux_server.ts";
+
+const bin = findOpencodeBin();
+if (!bin) {
+  console.log(
+    "e2e_opencode_loop_test: ignored, no opencode binary (set OPENCODE_TEST_BIN or npm install opencode-ai)",
+  );
+}
+
+const clock = createRealClock();
+const is = (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
+  l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
+  (reason === undefined || l.reason === reason);
+
+Deno.test({
+  name:
+    "bridge against a real OpenCode server: readiness, close on idle, reopen on busy, close on delete, orphan reclaimed after SIGKILL",
+  ignore: bin === null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const oc = await startLoopOpencode(bin!);
+    const tmux = await startTmuxServer();
+    const bridges: Array<ReturnType<typeof startBridge>> = [];
+    try {
+      const dir = `${tmux.dir}/bridge`;
+      await Deno.mkdir(dir);
+      const standIn = await writeStandIn(dir);
+      await Deno.writeTextFile(
+        `${dir}/config.json`,
+        JSON.stringify({
+          backend: "tmux",
+          tmux: { socket_name: tmux.socketName, target: tmux.anchorPane },
+          opencode_bin: standIn,
+          idle_close_delay_ms: 500,
+          min_pane_lifetime_ms: 500,
+          poll_interval_ms: 300,
+          close_grace_ms: 300,
+        }),
+      );
+      const env = {
+        ...tmux.env,
+        MUXBRIDGE_CONFIG: `${dir}/config.json`,
+        MUXBRIDGE_STATE_DIR: `${dir}/state`,
+        XDG_CONFIG_HOME: `${dir}/xdg`,
+      };
+      const seen: Array<{ at: number; event: Record<string, unknown> }> = [];
+      let target: ReturnType<typeof startBridge> | null = null;
+      oc.onEvent((event) => {
+        seen.push({ at: performance.now(), event });
+        void target?.send(event).catch(() => {});
+      });
+      const eventAt = (type: string, id: string) =>
+        seen.find((s) =>
+          s.event.type === type &&
+          (s.event.properties as { sessionID?: string }).sessionID === id
+        )?.at;
+
+      const first = startBridge(["--url", oc.url, "--dir", oc.dir, "--log-level", "debug"], env);
+      bridges.push(first);
+      target = first;
+      await first.waitFor(is("ready"), 30_000);
+      await first.send({ type: "bridge.hello", serverUrl: `${oc.url}/`, directory: oc.dir });
+
+      const parent = await oc.create("e2e parent");
+      const child = await oc.create("e2e child", parent);
+      const opened = await first.waitFor(is("pane.opened", child), 30_000);
+      const openedAt = performance.now();
+      const paneA = String(opened.paneId);
+      await waitFor(clock, async () => (await recordedArgv(dir)).length >= 1, {
+        deadline: clock.now() + 10_000,
+      });
+      assert.deepEqual((await recordedArgv(dir))[0], [
+        "attach",
+        oc.url,
+        "--session",
+        child,
+        "--dir",
+        oc.dir,
+      ]);
+
+      // A turn: busy (3x), then idle; the pane closes on the confirmed idle.
+      await oc.prompt(child, "hello");
+      await first.waitFor(is("pane.closed", child, "idle"), 60_000);
+      const closedAt = performance.now();
+      const live = (await tmux.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
+      assert.ok(!live.includes(paneA), "the idle pane is really gone");
+
+      // The next turn reopens it.
+      await oc.prompt(child, "again");
+      const reopened = await first.waitFor(
+        (l) => is("pane.opened", child)(l) && l.paneId !== paneA,
+        60_000,
+      );
+      await first.waitFor(
+        (l) => is("pane.closed", child, "idle")(l) && l.paneId === reopened.paneId,
+        60_000,
+      );
+
+      // Delete: no pane comes back, however many late events follow.
+      await oc.remove(child);
+      await waitFor(clock, () => eventAt("session.deleted", child) !== undefined, {
+        deadline: clock.now() + 10_000,
+      });
+
+      // Crash: a pane left by a SIGKILLed bridge is reclaimed by the next one (the child is idle).
+      const orphanChild = await oc.create("orphan child", parent);
+      const orphan = await first.waitFor(is("pane.opened", orphanChild), 30_000);
+      first.kill("SIGKILL");
+      await first.status.catch(() => {});
+      target = null;
+      const second = startBridge(["--url", oc.url, "--dir", oc.dir], env);
+      bridges.push(second);
+      const reclaimed = await second.waitFor(is("pane.closed", orphanChild, "orphan"), 30_000);
+      assert.equal(reclaimed.paneId, orphan.paneId);
+      await second.endInput();
+      await second.waitFor(is("bye"), 30_000);
+      assert.equal((await second.status).code, 0);
+
+      const reopenedCount = first.lines.filter((l) => is("pane.opened", child)(l)).length;
+      assert.equal(reopenedCount, 2, "opened once, reopened once, never after the delete");
+      assert.notEqual(reopened.paneId, paneA);
+
+      const createdAt = eventAt("session.created", child)!;
+      const idleAt = seen.filter((s) =>
+        s.event.type === "session.idle" &&
+        (s.event.properties as { sessionID?: string }).sessionID === child
+      )[0].at;
+      if (Deno.env.get("E2E_TRACE")) {
+        console.log(first.stderr().split("\n").filter((l) => l.includes(child)).join("\n"));
+      }
+      const ready = /ses_\w+: server knows the session after (\d+) ms/.exec(first.stderr());
+      console.log(
+        `OpenCode ${oc.version}: session.created -> pane.opened ${
+          Math.round(openedAt - createdAt)
+        } ms (readiness wait ${ready?.[1] ?? "?"} ms); session.idle -> pane.closed ${
+          Math.round(closedAt - idleAt)
+        } ms (idle_close_delay_ms 500, poll_interval_ms 300)`,
+      );
+    } finally {
+      for (const b of bridges) {
+        b.kill("SIGKILL");
+        await b.status.catch(() => {});
+      }
+      await tmux.close();
+      await oc.close();
+    }
+  },
+});
