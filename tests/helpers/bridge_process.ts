@@ -21,6 +21,8 @@ export interface BridgeProcess {
   send(message: unknown): Promise<void>;
   /** Sends raw text. */
   sendRaw(text: string): Promise<void>;
+  /** Sends raw bytes (invalid UTF-8 included). */
+  sendBytes(bytes: Uint8Array): Promise<void>;
   /** Every stdout line so far, parsed. */
   lines: Array<Record<string, unknown>>;
   /** When each of {@linkcode BridgeProcess.lines} arrived (`performance.now()`), for benchmarks. */
@@ -100,6 +102,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
     stderr: () => stderrText,
     send: (m) => writer.write(enc.encode(`${JSON.stringify(m)}\n`)),
     sendRaw: (t) => writer.write(enc.encode(t)),
+    sendBytes: (b) => writer.write(b),
     endInput: () => writer.close().catch(() => {}),
     kill: (s) => {
       try {
