@@ -128,6 +128,23 @@ export interface ProcSample {
   rssKiB: number;
   /** Thread count. */
   threads: number;
+  /** Voluntary context switches by thread id. */
+  byThread: Map<string, number>;
+}
+
+/**
+ * Voluntary context switches between two samples of one process: threads present in both count
+ * their difference, threads started in between count whole, threads that ended count nothing
+ * (their switches cannot be read any more).
+ *
+ * @param a The earlier sample.
+ * @param b The later sample.
+ * @returns The switches in between.
+ */
+export function wakeupsBetween(a: ProcSample, b: ProcSample): number {
+  let n = 0;
+  for (const [tid, v] of b.byThread) n += v - (a.byThread.get(tid) ?? 0);
+  return n;
 }
 
 /**
@@ -145,6 +162,7 @@ export function sampleProc(pid: number): ProcSample {
   let voluntary = 0;
   let involuntary = 0;
   let threads = 0;
+  const byThread = new Map<string, number>();
   for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
     let status: string;
     try {
@@ -153,12 +171,14 @@ export function sampleProc(pid: number): ProcSample {
       continue; // the thread ended meanwhile
     }
     threads++;
-    voluntary += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const v = Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    byThread.set(t.name, v);
+    voluntary += v;
     involuntary += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
   }
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return { cpuMs: (ticks * 1000) / hz, voluntary, involuntary, rssKiB, threads };
+  return { cpuMs: (ticks * 1000) / hz, voluntary, involuntary, rssKiB, threads, byThread };
 }
 
 /** The Deno binary running this script (benchmarks start children with the same one). */

@@ -2,7 +2,8 @@
  * Benchmark: a burst of 50 child sessions created at once, through the real bridge process
  * (`main.ts bridge`) on a private tmux server: time until every pane is open, duplicate panes
  * (must be 0), and panes left after shutdown (must be 0). The baseline is 50 bare
- * `tmux new-window -d` processes in a row, measured in the same run.
+ * `tmux new-window -d` processes in a row, measured in the same run. The OpenCode server is the
+ * loopback fake (every child known and busy).
  *
  * The bridge runs once with a process per tmux command and once in control mode.
  *
@@ -13,6 +14,7 @@
 
 import { createRealClock, waitFor } from "../lib/clock.ts";
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
+import { serveFakeOpencode } from "../tests/helpers/fake_opencode_server.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, sampleProc, table, writeScript } from "./_harness.ts";
 
@@ -42,6 +44,9 @@ interface BurstResult {
 
 async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
   const server = await startTmuxServer({ width: 240, height: 60 });
+  // The bridge asks the OpenCode server about each child before opening its pane.
+  const oc = serveFakeOpencode();
+  oc.fake.knowAll = true;
   try {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
@@ -57,7 +62,7 @@ async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
       }),
     );
     const state = `${dir}/state`;
-    const bridge = startBridge(["--url", "http://127.0.0.1:4096", "--dir", dir], {
+    const bridge = startBridge(["--url", oc.url, "--dir", dir], {
       ...server.env,
       MUXBRIDGE_CONFIG: config,
       MUXBRIDGE_STATE_DIR: state,
@@ -66,6 +71,7 @@ async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
     try {
       await bridge.waitFor((l) => l.type === "ready", 30_000);
       const ids = Array.from({ length: n }, (_, i) => `ses_burst${i}`);
+      for (const id of ids) oc.fake.busy(id);
       const text = [
         events.created(PARENT, "parent", null, dir),
         ...ids.flatMap((
@@ -109,6 +115,7 @@ async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
       await bridge.status.catch(() => {});
     }
   } finally {
+    await oc.close();
     await server.close();
   }
 }

@@ -15,7 +15,15 @@
 
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
-import { DENO, pause, type ProcSample, type Row, sampleProc, table } from "./_harness.ts";
+import {
+  DENO,
+  pause,
+  type ProcSample,
+  type Row,
+  sampleProc,
+  table,
+  wakeupsBetween,
+} from "./_harness.ts";
 
 interface Idle {
   cpuMs: number;
@@ -27,7 +35,7 @@ async function idleOver(pid: number, seconds: number): Promise<Idle> {
   const a: ProcSample = sampleProc(pid);
   await pause(seconds * 1000);
   const b = sampleProc(pid);
-  return { cpuMs: b.cpuMs - a.cpuMs, wakeups: b.voluntary - a.voluntary, threads: b.threads };
+  return { cpuMs: b.cpuMs - a.cpuMs, wakeups: wakeupsBetween(a, b), threads: b.threads };
 }
 
 async function bareIdle(seconds: number): Promise<Idle> {
@@ -40,7 +48,7 @@ async function bareIdle(seconds: number): Promise<Idle> {
   try {
     const reader = child.stdout.getReader();
     await reader.read(); // its ready line
-    await pause(500); // let start-up settle, as for the bridge
+    await pause(8000); // let start-up settle, as for the bridge
     const idle = await idleOver(child.pid, seconds);
     reader.releaseLock();
     return idle;
@@ -73,7 +81,9 @@ async function bridgeIdle(seconds: number): Promise<Idle> {
       await bridge.waitFor((l) => l.type === "ready", 30_000);
       await bridge.send({ type: "bridge.ping", id: 1 });
       await bridge.waitFor((l) => l.type === "pong");
-      await pause(500);
+      // Start-up leaves finite tails (timers of start-up calls, idle runtime threads ending
+      // ~10 s later, seen with strace); idle means after them.
+      await pause(8000);
       return await idleOver(bridge.pid, seconds);
     } finally {
       await bridge.endInput();

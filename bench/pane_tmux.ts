@@ -7,8 +7,9 @@
  * - bare control: the same two commands over a raw control-mode client (tmux's own floor);
  * - bare control, graceful: split, Ctrl+C, then list the pane until it is gone, over the raw
  *   client (the least a graceful close can cost: it includes the program's own exit);
- * - muxbridge, a process per command (`tmux.control_mode: false`, the code before the channel);
- * - muxbridge, control mode (the default).
+ * - muxbridge, a process per command (`tmux.control_mode: false`, the default);
+ * - muxbridge, `tmux.control_mode: true` (opt-in: a control client attached while panes open,
+ *   detached before a close; see `backends/tmux/_command.ts` for why).
  * muxbridge runs `backend.spawn` (anchor listing, split, title and marks) and `closePane` (inspect,
  * Ctrl+C, wait until gone, verify) with a program that exits at once on Ctrl+C.
  *
@@ -108,6 +109,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
     await viaCli.probe();
     await viaControl.probe();
     const killed = { cli: 0, control: 0 };
+    const closeErrors: string[] = [];
     const life = (backend: Backend, key: "cli" | "control") => async () => {
       const { paneId, pid } = await backend.spawn({
         sessionId: "ses_bench",
@@ -117,8 +119,13 @@ export async function benchPane(n = 30): Promise<Row[]> {
         env: { OPENCODE_SERVER_PASSWORD: "bench" },
         owner: "cli",
       });
-      const r = await closePane(backend, paneId, { graceMs: 250, clock, pid, processes });
-      if (r.killed) killed[key]++;
+      try {
+        const r = await closePane(backend, paneId, { graceMs: 250, clock, pid, processes });
+        if (r.killed) killed[key]++;
+      } catch (err) {
+        // Reported in the table, not thrown: one odd close must not lose the whole run.
+        closeErrors.push(`${key}: ${(err as Error).message}`);
+      }
     };
     const variants: Array<[string, () => Promise<void>]> = [
       ["bare CLI", async () => {
@@ -150,7 +157,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
     ];
     const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
     const warmup = 3;
-    const forksBefore = { ...counters.cli };
+    const forksBefore = { cli: counters.cli.forks, control: counters.control.forks };
     for (let round = 0; round < n + warmup; round++) {
       for (let i = 0; i < variants.length; i++) {
         const [name, fn] = variants[(round + i) % variants.length];
@@ -159,7 +166,10 @@ export async function benchPane(n = 30): Promise<Row[]> {
         if (round >= warmup) samples.get(name)!.push(performance.now() - start);
       }
     }
-    const forksPerPane = (counters.cli.forks - forksBefore.forks) / (n + warmup);
+    const perPane = (key: "cli" | "control") =>
+      ((counters[key].forks - forksBefore[key]) / (n + warmup)).toFixed(1);
+    closeFailures.push(...closeErrors);
+    for (const e of closeErrors) console.error(`close failed: ${e}`);
     await raw.close();
     await viaCli.dispose?.();
     await viaControl.dispose?.();
@@ -170,7 +180,8 @@ export async function benchPane(n = 30): Promise<Row[]> {
     const ctl = s["muxbridge, control mode"];
     const graceful = s["bare control, graceful"];
     const bench = `pane open+close (N=${n})`;
-    const overhead = ctl.median - bare.median;
+    const overheadCli = cli.median - bare.median;
+    const overheadCtl = ctl.median - bare.median;
     return [
       {
         bench,
@@ -201,7 +212,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
       },
       {
         bench,
-        metric: `muxbridge before: a process per command (${forksPerPane.toFixed(1)}/pane)`,
+        metric: `muxbridge default: a process per command (${perPane("cli")} processes/pane)`,
         value: ms(cli.median),
         baseline: ms(bare.median),
         ratio: ratio(cli.median, bare.median),
@@ -210,7 +221,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
       },
       {
         bench,
-        metric: "muxbridge after: control mode (0 processes/pane)",
+        metric: `muxbridge, tmux.control_mode on (${perPane("control")} processes/pane)`,
         value: ms(ctl.median),
         baseline: ms(bare.median),
         ratio: ratio(ctl.median, bare.median),
@@ -219,36 +230,39 @@ export async function benchPane(n = 30): Promise<Row[]> {
       },
       {
         bench,
-        metric: "muxbridge's own overhead per pane (after − bare CLI)",
-        value: ms(overhead),
+        metric: "muxbridge's own cost per pane, default (− bare CLI)",
+        value: ms(overheadCli),
         baseline: "",
         ratio: "",
         goal: "≤ 5 ms",
-        ok: overhead <= 5,
+        ok: overheadCli <= 5,
       },
       {
         bench,
-        metric: "muxbridge after − bare graceful control (marks, checks, polling)",
-        value: ms(ctl.median - graceful.median),
-        baseline: "",
-        ratio: ratio(ctl.median, graceful.median),
-        goal: "",
-        ok: null,
-      },
-      {
-        bench,
-        metric: "closes that needed the kill (program exits on Ctrl+C)",
-        value: `${killed.cli + killed.control}`,
+        metric: "muxbridge's own cost per pane, control mode on (− bare CLI)",
+        value: ms(overheadCtl),
         baseline: "",
         ratio: "",
-        goal: "0",
-        ok: killed.cli + killed.control === 0,
+        goal: "≤ 5 ms",
+        ok: overheadCtl <= 5,
+      },
+      {
+        bench,
+        metric: "closes that needed the kill / closes that failed",
+        value: `${killed.cli + killed.control} / ${closeErrors.length}`,
+        baseline: "",
+        ratio: "",
+        goal: "0 / 0",
+        ok: killed.cli + killed.control === 0 && closeErrors.length === 0,
       },
     ];
   } finally {
     await server.close();
   }
 }
+
+/** Close errors of the last run (for the report). */
+export const closeFailures: string[] = [];
 
 if (import.meta.main) {
   console.log(table(await benchPane(Number(Deno.args[0] ?? 30))));
