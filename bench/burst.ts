@@ -167,7 +167,7 @@ export async function benchBurst(n = 50): Promise<Row[]> {
     goal: "",
     ok: null,
   }];
-  for (const [name, r] of [["process per command", cli], ["control mode", ctl]] as const) {
+  for (const [name, r] of [["process per command", cli], ["tmux.control_mode on", ctl]] as const) {
     rows.push(
       {
         bench,

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { createRealClock } from "../lib/clock.ts";
+import { createRealClock, waitFor } from "../lib/clock.ts";
 import { closePane } from "../lib/close_pane.ts";
 import { createProcesses } from "../lib/processes.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
@@ -55,6 +55,21 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
             env: {},
             owner: "cli",
           });
+          if (c.what === "ignores Ctrl+C" && pid !== undefined) {
+            // Close only once the trap is in place (SIGINT ignored), or the shell may still die
+            // of the interrupt.
+            const ignoresInt = () => {
+              try {
+                const m = /SigIgn:\s+([0-9a-f]+)/.exec(
+                  Deno.readTextFileSync(`/proc/${pid}/status`),
+                );
+                return m !== null && (BigInt(`0x${m[1]}`) & 2n) !== 0n;
+              } catch {
+                return false;
+              }
+            };
+            await waitFor(clock, ignoresInt, { deadline: clock.now() + 2000 });
+          }
           const start = performance.now();
           const r = await closePane(backend, paneId, { graceMs: c.grace, clock, pid, processes });
           if (i >= 2) {
@@ -66,7 +81,8 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
         const quick = c.what === "exits on Ctrl+C";
         rows.push({
           bench: `close latency (N=${n})`,
-          metric: `${control ? "control mode" : "process per command"}: program ${c.what}, ` +
+          metric:
+            `${control ? "tmux.control_mode on" : "process per command"}: program ${c.what}, ` +
             `grace ${c.grace} ms (${killed} killed)`,
           value: ms(st.median),
           baseline: ms(c.grace),
