@@ -239,7 +239,9 @@ export async function startOpencodeServer(
   const mock = startMockModel({ chunkDelayMs: options.chunkDelayMs ?? 50 });
   const project = `${base}/project`;
   let stop: () => Promise<void> = async () => {};
-  const close = async () => {
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= closeOnce());
+  const closeOnce = async () => {
     await stop().catch(() => {});
     await mock.close().catch(() => {});
     await Deno.remove(base, { recursive: true }).catch(() => {});
