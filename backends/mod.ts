@@ -7,6 +7,8 @@
 
 import type { BackendFactory } from "../lib/backend.ts";
 import type { BackendName } from "../lib/identity.ts";
+import { CMUX_MIN_VERSION, createCmuxBackend } from "./cmux.ts";
+import { createKittyBackend, KITTY_MIN_VERSION } from "./kitty.ts";
 import { createTmuxBackend } from "./tmux.ts";
 
 /** One registry row. */
@@ -28,5 +30,17 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
     create: createTmuxBackend,
     envVars: ["TMUX", "TMUX_PANE"],
     minVersion: "3.0.0",
+  },
+  kitty: {
+    name: "kitty",
+    create: createKittyBackend,
+    envVars: ["KITTY_WINDOW_ID", "KITTY_PID", "KITTY_LISTEN_ON"],
+    minVersion: KITTY_MIN_VERSION,
+  },
+  cmux: {
+    name: "cmux",
+    create: createCmuxBackend,
+    envVars: ["CMUX_SOCKET_PATH", "CMUX_WORKSPACE_ID", "CMUX_SURFACE_ID"],
+    minVersion: CMUX_MIN_VERSION,
   },
 };
