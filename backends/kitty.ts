@@ -35,7 +35,7 @@ import {
   validateTarget,
 } from "../lib/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./kitty/_command.ts";
-import { launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
+import { envArg, launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
 import {
   findWindow,
   KITTY_MIN_VERSION,
@@ -134,35 +134,21 @@ export function createKittyBackend(deps: BackendDeps): Backend {
   const list = async (signal?: AbortSignal): Promise<KittyTab[]> =>
     parseLs(await kitty.must("list kitty windows", ["ls"], signal));
 
-  const anchorTab = async (id: string, signal?: AbortSignal) => {
-    const tabs = await list(signal);
-    const found = findWindow(tabs, id);
-    if (!found) {
-      throw new MuxError("pane_not_found", `Cannot find anchor window ${id} in kitty`, {
-        hint: ANCHOR_HINT,
-      });
-    }
-    return { tabs, ...found };
-  };
-
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
     const sessionId = validateSessionId(req.sessionId);
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
+    // Values are checked before anything runs; the plan itself depends on the version.
+    for (const [name, value] of Object.entries(req.env)) envArg(name, value);
     await program(req.signal);
     const anchorId = anchor();
-    // The anchor's tab decides placement: vsplit only exists in the splits layout.
-    const splits = anchorId === undefined
-      ? false
-      : (await anchorTab(anchorId, req.signal)).tab.layout === "splits";
     const plan = launchArgs({
       title,
       cwd,
       argv: req.argv,
       env: req.env,
       anchor: anchorId,
-      splits,
       nextTo: atLeast(NEXT_TO_VERSION),
       marks: atLeast(USER_VARS_VERSION) ? { sessionId, owner } : undefined,
     });
@@ -174,7 +160,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
         req.signal,
       );
     } catch (err) {
-      // launch --match names a tab; "No matching tabs" means the anchor is gone.
+      // launch --match names the anchor's tab: no match means the anchor window is gone.
       if (isMuxError(err, "pane_not_found")) {
         throw new MuxError("pane_not_found", `Cannot find anchor window ${anchorId} in kitty`, {
           cause: err,

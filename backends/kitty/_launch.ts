@@ -38,8 +38,6 @@ export interface LaunchInput {
   env: Readonly<Record<string, string>>;
   /** The window to open next to (its tab is used), if any. */
   anchor?: string;
-  /** The anchor's tab uses the splits layout: split it vertically. */
-  splits: boolean;
   /** kitty understands `--next-to` (0.40+). */
   nextTo: boolean;
   /** Ownership marks as user variables (0.30+), if supported. */
@@ -103,8 +101,10 @@ export function launchArgs(input: LaunchInput): LaunchPlan {
     args.push(`--match=window_id:${input.anchor}`);
     if (input.nextTo) args.push(`--next-to=id:${input.anchor}`);
   }
-  // vsplit is only honoured by the splits layout; other layouts place windows themselves.
-  if (input.splits) args.push("--location=vsplit");
+  // vsplit splits the active window side by side in the splits layout; every other layout reads
+  // it as "after the active window", its default (kitty 0.26.5 layout/base.py
+  // add_non_overlay_window), so it is passed always and no listing is needed to choose.
+  args.push("--location=vsplit");
   let titleAfter: string | undefined;
   if (input.title === "current") titleAfter = input.title;
   else if (input.title !== "") args.push(`--title=${input.title}`);

@@ -191,7 +191,6 @@ Deno.test("launchArgs() passes argv after -- with --cwd, title and anchor as sin
     argv: ["opencode", "attach", "u", "--title", "x"],
     env: { P: "v" },
     anchor: "1",
-    splits: true,
     nextTo: false,
   });
   assert.deepEqual(plan, {
@@ -221,7 +220,7 @@ Deno.test("launchArgs() runs an explicit /bin/sh when --cwd or an @argument woul
       ["/src", ["prog", "@active-kitty-window-id"]],
     ] as const
   ) {
-    const plan = launchArgs({ title: "t", cwd, argv, env: {}, splits: false, nextTo: false });
+    const plan = launchArgs({ title: "t", cwd, argv, env: {}, nextTo: false });
     const tail = plan.args.slice(plan.args.indexOf("--"));
     assert.deepEqual(tail.slice(0, 3), ["--", "/bin/sh", "-c"]);
     assert.ok(!plan.args.some((a) => a.startsWith("--cwd")));
@@ -236,7 +235,6 @@ Deno.test("launchArgs() marks windows with user variables, uses --next-to, and d
     argv: ["prog"],
     env: {},
     anchor: "3",
-    splits: false,
     nextTo: true,
     marks: { sessionId: "ses_1", owner: "cli" },
   });
@@ -317,7 +315,7 @@ Deno.test("kitty probe() without a remote-control address fails with the kitty.c
   await assertCode(bad.probe(), "invalid_config");
 });
 
-Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab, split in the splits layout", async () => {
+Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one launch call", async () => {
   const fake = fakeKitty("kitty-0.26");
   const req = spawnReq({ env: { OPENCODE_SERVER_PASSWORD: "p$w" } });
   const launch = rcArgv(
@@ -336,7 +334,11 @@ Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab, split in 
   fake.on(launch, { stdout: "2\n" });
   const backend = createKittyBackend(makeDeps(fake.run));
   assert.deepEqual(await backend.spawn(req), { paneId: "2" });
-  assert.deepEqual(fake.calls.at(-1)?.argv, launch);
+  assert.deepEqual(fake.calls.map((c) => c.argv), [
+    ["kitten", "--version"],
+    ["kitty", "--version"],
+    launch,
+  ]);
 });
 
 Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --next-to", async () => {
@@ -349,6 +351,7 @@ Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --ne
     "--keep-focus",
     "--match=window_id:1",
     "--next-to=id:1",
+    "--location=vsplit",
     "--title=fix it",
     "--var=muxbridge_session=ses_abc",
     "--var=muxbridge_owner=4242:777",
@@ -360,10 +363,19 @@ Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --ne
   assert.deepEqual(await createKittyBackend(makeDeps(fake.run)).spawn(req), { paneId: "5" });
 });
 
-Deno.test("kitty spawn() fails pane_not_found when the anchor window is gone, without launching", async () => {
-  const fake = fakeKitty("kitten-0.40", lsJson([{ windows: [{ id: 7 }] }]));
-  await assertCode(createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()), "pane_not_found");
-  assert.ok(!fake.calls.some((c) => c.argv.includes("launch")));
+Deno.test("kitty spawn() fails pane_not_found with the anchor hint when the anchor window is gone", async () => {
+  // kitty 0.26.5 answers launch --match=window_id:<gone> with a traceback (captured live).
+  const traceback = 'Traceback (most recent call last):\n  File "…/boss.py", line 567\n' +
+    "kitty.search_query_parser.ParseException: No location specified before window_id:1\n\n" +
+    "No location specified before window_id:1\n";
+  const fake = fakeKitty("kitty-0.26")
+    .onPrefix(rcArgv("kitty", "launch"), { code: 1, stderr: traceback });
+  await assert.rejects(createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()), (e: unknown) => {
+    assert.ok(isMuxError(e, "pane_not_found"));
+    assert.match(e.message, /anchor window 1/);
+    assert.match(e.hint ?? "", /kitty\.window_id/);
+    return true;
+  });
 });
 
 Deno.test("kitty spawn() reads a garbage launch reply as unparseable_output", async () => {
@@ -592,13 +604,21 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
 }
 
 live(
-  "kitty 0.26.5 send-text exits 0 for an unknown window (why interrupt() checks first)",
+  "kitty 0.26.5 send-text exits 0 for an unknown window (why interrupt() checks first); a gone anchor is pane_not_found",
   async (server, backend) => {
     const probe = await backend.probe();
     assert.equal(probe.binary, "kitty", "Debian's 0.26.5 has no kitten");
     const r = await server.rc(["send-text", "--match=id:99999", "x"]);
     assert.equal(r.code, 0);
     await assertCode(backend.interrupt("99999"), "pane_not_found");
+    const lost = createKittyBackend(makeDeps(server.runner, {
+      command_timeout_ms: 15_000,
+      kitty: { listen_on: server.address, window_id: 99999 },
+    }, server.env as Record<string, string>));
+    await assertCode(
+      lost.spawn({ ...spawnReq(), argv: ["sleep", "600"], cwd: server.dir }),
+      "pane_not_found",
+    );
   },
 );
 
