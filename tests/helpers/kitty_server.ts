@@ -66,6 +66,21 @@ export function kittyMissing(): string | undefined {
 
 const clock = createRealClock();
 
+/** Live processes (not zombies) whose command line mentions `marker` (a unique temp dir). */
+function processesOf(marker: string): number[] {
+  const found: number[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
+      if (cmdline.includes(marker) && createProcesses().alive(Number(e.name))) {
+        found.push(Number(e.name));
+      }
+    } catch { /* gone */ }
+  }
+  return found;
+}
+
 /** Reads window ids (and their pids) from `ls` JSON without keeping anything else. */
 function windowsOf(stdout: string): Array<{ id: string; pid?: number }> {
   const out: Array<{ id: string; pid?: number }> = [];
@@ -190,6 +205,15 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
     // Xvfb and kitty are in the same group; make sure none is left.
     await waitFor(clock, () => !createProcesses().alive(group), { deadline: clock.now() + 2000 });
     signalGroup("SIGKILL");
+    // kitty 0.26 forks a prewarm process into a session of its own, outside the group; it and
+    // any window program that survived carry this server's unique directory in their command
+    // line (observed live: the prewarm process outlived the group kill by a few seconds).
+    for (const pid of processesOf(base)) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    await waitFor(clock, () => processesOf(base).length === 0, { deadline: clock.now() + 3000 });
     await Deno.remove(base, { recursive: true }).catch(() => {});
   };
   try {
@@ -205,6 +229,11 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
       if (closed) return;
       closed = true;
       signalGroup("SIGKILL");
+      for (const pid of processesOf(base)) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
       try {
         Deno.removeSync(base, { recursive: true });
       } catch { /* gone */ }
