@@ -57,6 +57,9 @@ export const KittyConfigSchema = z.strictObject({
   listen_on: z.string().min(1).optional().describe(
     "The kitty remote-control address, such as unix:/tmp/kitty (else KITTY_LISTEN_ON)",
   ),
+  window_id: z.number().int().positive().optional().describe(
+    "The kitty window panes open next to, in its tab (else KITTY_WINDOW_ID when muxbridge runs in the kitty listen_on names; else kitty's active tab)",
+  ),
 }).prefault({}).describe("kitty backend");
 
 /** The cmux section. */
