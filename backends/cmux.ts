@@ -205,8 +205,14 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const title = cleanTitle(req.title);
     const text = typedCommand(cwd, req.argv);
     if (Object.keys(req.env).length > 0) {
-      deps.log.warn(
-        "cmux cannot give a surface environment variables without typing them: not passed",
+      // Refused, not dropped: a pane without its credentials would fail to attach (contract).
+      throw new MuxError(
+        "auth_unsupported",
+        "Cannot pass credentials to a cmux surface: cmux has no per-surface environment",
+        {
+          hint:
+            "Use a backend with an environment flag (tmux, kitty, herdr) for a password-protected server",
+        },
       );
     }
     const { features } = await ensure(req.signal);

@@ -279,8 +279,9 @@ export async function startOpencodeServer(
         "-P",
         "-F",
         "#{pane_id} #{pane_pid}",
+        // "t:" is session t's next free index; a bare "t" can resolve to an existing window.
         "-t",
-        "t",
+        "t:",
         "-c",
         project,
         ...Object.entries({ ...env, OC_OUT: out, OC_ERR: err }).flatMap(([k, v]) => [
