@@ -84,25 +84,30 @@ export function assetName(target: Target): string {
   return `muxbridge-${target.name}${target.suffix}`;
 }
 
+/** What {@linkcode compileArgv} builds. */
+export interface CompileJob {
+  /** The compiler. */
+  tool: Tool;
+  /** The target, or `null` for the host. */
+  target: Target | null;
+  /** The host's target (Bun adds bytecode only when building for it). */
+  host: Target | null;
+  /** The entry file (`main.ts`). */
+  entry: string;
+  /** The binary to write. */
+  output: string;
+  /** The `deno` and `bun` executables. */
+  bins: { deno: string; bun: string };
+}
+
 /**
- * The argv that compiles `entry` for `target` into `output`.
+ * The argv that compiles a job.
  *
- * @param tool The compiler.
- * @param target The target, or `null` for the host.
- * @param host The host's target (Bun adds bytecode only when building for it).
- * @param entry The entry file (`main.ts`).
- * @param output The binary to write.
- * @param bins The `deno` and `bun` executables.
+ * @param job What to build, for where, with what.
  * @returns The argv, program first.
  */
-export function compileArgv(
-  tool: Tool,
-  target: Target | null,
-  host: Target | null,
-  entry: string,
-  output: string,
-  bins: { deno: string; bun: string },
-): string[] {
+export function compileArgv(job: CompileJob): string[] {
+  const { tool, target, host, entry, output, bins } = job;
   if (tool === "deno") {
     return [
       bins.deno,
@@ -218,7 +223,7 @@ async function main(argv: string[]): Promise<number> {
   const built = new Map<string, Uint8Array>();
   for (const { target, output } of jobs) {
     mkdirSync(dirname(output), { recursive: true });
-    const cmd = compileArgv(tool, target, host, entry, output, bins);
+    const cmd = compileArgv({ tool, target, host, entry, output, bins });
     process.stderr.write(`build_release: ${cmd.join(" ")}\n`);
     const result = await run(cmd, { timeoutMs: 10 * 60_000, cwd: root }).catch((err) => ({
       code: -1,
