@@ -4,7 +4,7 @@
  * Two compilers, one source tree:
  * - `deno compile` (the release path, used by `.github/workflows/release.yml`). It downloads
  *   its runtime (`denort`) for each target on first use, so it needs network; our CI machines
- *   have none (it fails with a DNS error on `dl.deno.land`).
+ *   have none (it fails with a DNS error).
  * - `bun build --compile` (the offline path, verified here). The host target ships inside the
  *   npm package `bun`; other targets come from the npm registry.
  *

@@ -163,3 +163,20 @@ Deno.test("muxbridge bridge: ready first with the embedded version, pong, bye la
     await iso.close();
   }
 });
+
+Deno.test("muxbridge bridge says bye and exits 0 on SIGTERM, SIGINT and SIGHUP", async () => {
+  const iso = await isolatedEnv();
+  try {
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      const bridge = startBridge([], { ...iso.env, MUXBRIDGE_BACKEND: "none" });
+      await bridge.waitFor((l) => l.type === "ready");
+      bridge.kill(signal);
+      const status = await bridge.status;
+      assert.equal(status.code, 0, `${signal}: ${bridge.stderr()}`);
+      assert.equal(bridge.lines.at(-1)?.type, "bye", signal);
+      await bridge.endInput();
+    }
+  } finally {
+    await iso.close();
+  }
+});
