@@ -39,7 +39,7 @@ function time(args: string[], untilReady: boolean): Promise<number> {
     });
     let buf = "";
     let readyAt: number | null = null;
-    child.stdout.on("data", (chunk: Uint8Array) => {
+    child.stdout?.on("data", (chunk: Uint8Array) => {
       if (readyAt !== null) return;
       buf += new TextDecoder().decode(chunk);
       if (untilReady && buf.includes("\n")) {
