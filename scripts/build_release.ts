@@ -20,7 +20,15 @@
  */
 
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
@@ -223,14 +231,20 @@ async function main(argv: string[]): Promise<number> {
   const built = new Map<string, Uint8Array>();
   for (const { target, output } of jobs) {
     mkdirSync(dirname(output), { recursive: true });
-    const cmd = compileArgv({ tool, target, host, entry, output, bins });
+    // Built under a temporary name and renamed into place: a failed build (deno compile without
+    // network removes its output file) must not destroy the previous binary. The prefix keeps
+    // the ".exe" ending, so neither compiler appends another.
+    const partial = join(dirname(output), `.partial-${basename(output)}`);
+    rmSync(partial, { force: true });
+    const cmd = compileArgv({ tool, target, host, entry, output: partial, bins });
     process.stderr.write(`build_release: ${cmd.join(" ")}\n`);
     const result = await run(cmd, { timeoutMs: 10 * 60_000, cwd: root }).catch((err) => ({
       code: -1,
       stdout: "",
       stderr: String(err),
     }));
-    if (result.code !== 0) {
+    if (result.code !== 0 || !existsSync(partial)) {
+      rmSync(partial, { force: true });
       process.stderr.write(result.stdout + result.stderr);
       process.stderr.write(
         `build_release: ${tool} failed for ${target?.name ?? "the host"} (exit ${result.code})` +
@@ -240,10 +254,9 @@ async function main(argv: string[]): Promise<number> {
       );
       return 1;
     }
-    // Bun appends .exe for Windows targets itself; both tools leave the file where asked.
-    const file = existsSync(output) ? output : `${output}.exe`;
-    chmodSync(file, 0o755);
-    built.set(basename(file), readFileSync(file));
+    chmodSync(partial, 0o755);
+    renameSync(partial, output);
+    built.set(basename(output), readFileSync(output));
   }
 
   // The host binary must report the version it was built from (deno.json, embedded at build).
