@@ -113,13 +113,15 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
     ctx,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
   };
-  emitReady(emit, deps.version, selection);
-  const reclaiming = reclaim(deps, selection, ctx.auth, emit);
-
   let stopping = false;
   let stop!: (why: string) => void;
   const stopped = new Promise<string>((resolve) => (stop = resolve));
+  // Handlers first, then `ready`: a client may signal as soon as it reads `ready`, and a signal
+  // landing before the handler exists kills the process without `bye` (observed: SIGHUP right
+  // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
+  emitReady(emit, deps.version, selection);
+  const reclaiming = reclaim(deps, selection, ctx.auth, emit);
 
   const reading = (async () => {
     for await (const item of readLines(io.input, MAX_LINE_BYTES)) {

@@ -16,7 +16,11 @@ const ms = (def: number, max: number, what: string) =>
 const bin = (def: string) =>
   z.string().min(1).default(def).describe("The program to run (a name on PATH or a path)");
 
-/** The tmux section. */
+/**
+ * The tmux section.
+ *
+ * @internal
+ */
 export const TmuxConfigSchema = z.strictObject({
   bin: bin("tmux"),
   socket_name: z.string().min(1).optional().describe(
@@ -30,7 +34,11 @@ export const TmuxConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("tmux backend");
 
-/** The zellij section. */
+/**
+ * The zellij section.
+ *
+ * @internal
+ */
 export const ZellijConfigSchema = z.strictObject({
   bin: bin("zellij"),
   session: z.string().min(1).optional().describe(
@@ -38,7 +46,11 @@ export const ZellijConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("zellij backend");
 
-/** The herdr section. */
+/**
+ * The herdr section.
+ *
+ * @internal
+ */
 export const HerdrConfigSchema = z.strictObject({
   bin: z.string().min(1).optional().describe(
     "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
@@ -49,7 +61,11 @@ export const HerdrConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("herdr backend");
 
-/** The kitty section. */
+/**
+ * The kitty section.
+ *
+ * @internal
+ */
 export const KittyConfigSchema = z.strictObject({
   bin: z.string().min(1).optional().describe(
     "The remote-control program (default: `kitten` when present, else `kitty`)",
@@ -62,7 +78,11 @@ export const KittyConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("kitty backend");
 
-/** The cmux section. */
+/**
+ * The cmux section.
+ *
+ * @internal
+ */
 export const CmuxConfigSchema = z.strictObject({
   bin: bin("cmux"),
   socket_path: z.string().min(1).optional().describe("The cmux socket (else CMUX_SOCKET_PATH)"),
@@ -94,7 +114,11 @@ export type LayoutName = typeof LAYOUTS[number];
 /** Log levels. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
-/** The whole config file. */
+/**
+ * The whole config file.
+ *
+ * @internal
+ */
 export const ConfigSchema = z.strictObject({
   backend: z.enum(BACKEND_CHOICES).default("auto").describe(
     "Which multiplexer to use; auto detects it from the environment, none opens no panes",
@@ -147,7 +171,11 @@ export const ConfigSchema = z.strictObject({
   cmux: CmuxConfigSchema,
 }).describe("muxbridge configuration");
 
-/** The resolved configuration, every default applied. */
+/**
+ * The resolved configuration, every default applied.
+ *
+ * @internal
+ */
 export type Config = z.output<typeof ConfigSchema>;
 
 /** A partial configuration as one layer gives it. */
@@ -170,6 +198,7 @@ export interface ConfigSources {
  *
  * @param issues Zod issues.
  * @returns `key "a.b": message; …`.
+ * @internal
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues.map((issue) => {
