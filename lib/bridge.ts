@@ -121,7 +121,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
   emitReady(emit, deps.version, selection);
-  const reclaiming = reclaim(deps, selection, ctx.auth, emit);
+  const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
 
   const reading = (async () => {
     for await (const item of readLines(io.input, MAX_LINE_BYTES)) {
@@ -179,6 +179,7 @@ async function reclaim(
   selection: Selection,
   auth: Credentials | undefined,
   emit: (m: OutMessage) => void,
+  loop: () => SessionLoop,
 ): Promise<void> {
   if (!deps.reclaim || !selection.ok) return;
   try {
@@ -201,6 +202,15 @@ async function reclaim(
         paneId: entry.paneId,
         reason: "orphan",
       });
+    }
+    // A busy session's pane stays; this bridge takes it over so its idle closes it and its next
+    // busy does not open a second one.
+    for (const { record, parentId } of report.adoptable) {
+      if (loop().adopt(record, parentId)) {
+        deps.log.info(
+          `adopted ${record.backend} pane ${record.paneId} (${record.sessionId}): session busy`,
+        );
+      }
     }
     for (const entry of report.kept) {
       deps.log.debug(
