@@ -7,7 +7,9 @@
 
 import type { BackendFactory } from "../lib/backend.ts";
 import type { BackendName } from "../lib/identity.ts";
+import { CMUX_MIN_VERSION, createCmuxBackend } from "./cmux.ts";
 import { createHerdrBackend, HERDR_MIN_VERSION } from "./herdr.ts";
+import { createKittyBackend, KITTY_MIN_VERSION } from "./kitty.ts";
 import { createTmuxBackend } from "./tmux.ts";
 import { createZellijBackend, ZELLIJ_MIN_VERSION } from "./zellij.ts";
 
@@ -50,5 +52,17 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
       "HERDR_BIN_PATH",
     ],
     minVersion: HERDR_MIN_VERSION,
+  },
+  kitty: {
+    name: "kitty",
+    create: createKittyBackend,
+    envVars: ["KITTY_WINDOW_ID", "KITTY_PID", "KITTY_LISTEN_ON"],
+    minVersion: KITTY_MIN_VERSION,
+  },
+  cmux: {
+    name: "cmux",
+    create: createCmuxBackend,
+    envVars: ["CMUX_SOCKET_PATH", "CMUX_WORKSPACE_ID", "CMUX_SURFACE_ID"],
+    minVersion: CMUX_MIN_VERSION,
   },
 };

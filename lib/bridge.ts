@@ -113,13 +113,15 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
     ctx,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
   };
-  emitReady(emit, deps.version, selection);
-  const reclaiming = reclaim(deps, selection, ctx.auth, emit);
-
   let stopping = false;
   let stop!: (why: string) => void;
   const stopped = new Promise<string>((resolve) => (stop = resolve));
+  // Handlers first, then `ready`: a client may signal as soon as it reads `ready`, and a signal
+  // landing before the handler exists kills the process without `bye` (observed: SIGHUP right
+  // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
+  emitReady(emit, deps.version, selection);
+  const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
 
   const reading = (async () => {
     // Lines come in batches (one per input chunk): the hot path for noise is a plain loop.
@@ -181,6 +183,7 @@ async function reclaim(
   selection: Selection,
   auth: Credentials | undefined,
   emit: (m: OutMessage) => void,
+  loop: () => SessionLoop,
 ): Promise<void> {
   if (!deps.reclaim || !selection.ok) return;
   try {
@@ -203,6 +206,15 @@ async function reclaim(
         paneId: entry.paneId,
         reason: "orphan",
       });
+    }
+    // A busy session's pane stays; this bridge takes it over so its idle closes it and its next
+    // busy does not open a second one.
+    for (const { record, parentId } of report.adoptable) {
+      if (loop().adopt(record, parentId)) {
+        deps.log.info(
+          `adopted ${record.backend} pane ${record.paneId} (${record.sessionId}): session busy`,
+        );
+      }
     }
     for (const entry of report.kept) {
       deps.log.debug(

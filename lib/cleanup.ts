@@ -36,6 +36,11 @@ export interface CleanupReport {
   closed: CleanupEntry[];
   /** Panes kept. */
   kept: CleanupEntry[];
+  /**
+   * Of the kept panes, those of a dead owner whose session is busy: a bridge takes them over
+   * (`SessionLoop.adopt`) so they close when the session goes idle.
+   */
+  adoptable: Array<{ record: PaneRecord; parentId?: string }>;
 }
 
 /** What cleanup needs. */
@@ -68,7 +73,7 @@ export interface CleanupOptions {
   onCorrupt?: (entry: { file: string; reason: string }) => void;
 }
 
-type Verdict = { close: boolean; reason: string };
+type Verdict = { close: boolean; reason: string; busy?: { parentId?: string } };
 
 async function sessionVerdict(
   record: Pick<PaneRecord, "sessionId" | "server" | "directory">,
@@ -80,12 +85,15 @@ async function sessionVerdict(
   // The status map and the lookup are per project directory (research opencode-peer.md §4).
   const call = record.directory ? { directory: record.directory } : {};
   try {
-    if ((await client.session(record.sessionId, call)) === null) {
-      return { close: true, reason: "session deleted" };
-    }
+    const session = await client.session(record.sessionId, call);
+    if (session === null) return { close: true, reason: "session deleted" };
     const status = (await client.statusMap(call)).get(record.sessionId);
     return status === "busy"
-      ? { close: false, reason: "session busy" }
+      ? {
+        close: false,
+        reason: "session busy",
+        busy: session.parentID ? { parentId: session.parentID } : {},
+      }
       : { close: true, reason: "session idle" };
   } catch (err) {
     const e = toMuxError(err);
@@ -108,7 +116,7 @@ export async function runCleanup(
   deps: CleanupDeps,
   options: CleanupOptions,
 ): Promise<CleanupReport> {
-  const report: CleanupReport = { closed: [], kept: [] };
+  const report: CleanupReport = { closed: [], kept: [], adoptable: [] };
   const { records, corrupt } = deps.store.list();
   for (const c of corrupt) {
     deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
@@ -157,7 +165,10 @@ export async function runCleanup(
       { sessionId: entry.sessionId, server: record?.server, directory: record?.directory },
       deps,
     );
-    if (!verdict.close) return keep(verdict.reason);
+    if (!verdict.close) {
+      if (verdict.busy && record) report.adoptable.push({ record, ...verdict.busy });
+      return keep(verdict.reason);
+    }
     if (!options.dryRun) {
       try {
         await closePane(backend, entry.paneId, {

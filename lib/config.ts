@@ -16,7 +16,11 @@ const ms = (def: number, max: number, what: string) =>
 const bin = (def: string) =>
   z.string().min(1).default(def).describe("The program to run (a name on PATH or a path)");
 
-/** The tmux section. */
+/**
+ * The tmux section.
+ *
+ * @internal
+ */
 export const TmuxConfigSchema = z.strictObject({
   bin: bin("tmux"),
   socket_name: z.string().min(1).optional().describe(
@@ -33,7 +37,11 @@ export const TmuxConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("tmux backend");
 
-/** The zellij section. */
+/**
+ * The zellij section.
+ *
+ * @internal
+ */
 export const ZellijConfigSchema = z.strictObject({
   bin: bin("zellij"),
   session: z.string().min(1).optional().describe(
@@ -41,7 +49,11 @@ export const ZellijConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("zellij backend");
 
-/** The herdr section. */
+/**
+ * The herdr section.
+ *
+ * @internal
+ */
 export const HerdrConfigSchema = z.strictObject({
   bin: z.string().min(1).optional().describe(
     "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
@@ -52,7 +64,11 @@ export const HerdrConfigSchema = z.strictObject({
   ),
 }).prefault({}).describe("herdr backend");
 
-/** The kitty section. */
+/**
+ * The kitty section.
+ *
+ * @internal
+ */
 export const KittyConfigSchema = z.strictObject({
   bin: z.string().min(1).optional().describe(
     "The remote-control program (default: `kitten` when present, else `kitty`)",
@@ -60,9 +76,16 @@ export const KittyConfigSchema = z.strictObject({
   listen_on: z.string().min(1).optional().describe(
     "The kitty remote-control address, such as unix:/tmp/kitty (else KITTY_LISTEN_ON)",
   ),
+  window_id: z.number().int().positive().optional().describe(
+    "The kitty window panes open next to, in its tab (else KITTY_WINDOW_ID when muxbridge runs in the kitty listen_on names; else kitty's active tab)",
+  ),
 }).prefault({}).describe("kitty backend");
 
-/** The cmux section. */
+/**
+ * The cmux section.
+ *
+ * @internal
+ */
 export const CmuxConfigSchema = z.strictObject({
   bin: bin("cmux"),
   socket_path: z.string().min(1).optional().describe("The cmux socket (else CMUX_SOCKET_PATH)"),
@@ -94,7 +117,11 @@ export type LayoutName = typeof LAYOUTS[number];
 /** Log levels. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
-/** The whole config file. */
+/**
+ * The whole config file.
+ *
+ * @internal
+ */
 export const ConfigSchema = z.strictObject({
   backend: z.enum(BACKEND_CHOICES).default("auto").describe(
     "Which multiplexer to use; auto detects it from the environment, none opens no panes",
@@ -147,7 +174,11 @@ export const ConfigSchema = z.strictObject({
   cmux: CmuxConfigSchema,
 }).describe("muxbridge configuration");
 
-/** The resolved configuration, every default applied. */
+/**
+ * The resolved configuration, every default applied.
+ *
+ * @internal
+ */
 export type Config = z.output<typeof ConfigSchema>;
 
 /** A partial configuration as one layer gives it. */
@@ -170,6 +201,7 @@ export interface ConfigSources {
  *
  * @param issues Zod issues.
  * @returns `key "a.b": message; …`.
+ * @internal
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues.map((issue) => {

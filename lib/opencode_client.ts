@@ -65,7 +65,11 @@ const SessionSchema = z.looseObject({
 /** A session's status as the server reports it: idle sessions are absent from the map. */
 export type ServerStatus = "busy" | "idle" | "absent";
 
-/** One session, as the server describes it. */
+/**
+ * One session, as the server describes it.
+ *
+ * @internal
+ */
 export type ServerSession = z.output<typeof SessionSchema>;
 
 /** What `GET /global/health` says; `version` is absent when the server does not tell it. */

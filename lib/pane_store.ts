@@ -24,7 +24,11 @@ import process from "node:process";
 import { z } from "zod";
 import { BACKEND_NAMES } from "./identity.ts";
 
-/** One owned pane, as recorded. */
+/**
+ * One owned pane, as recorded.
+ *
+ * @internal
+ */
 export const PaneRecordSchema = z.strictObject({
   sessionId: z.string(),
   paneId: z.string(),
@@ -41,7 +45,11 @@ export const PaneRecordSchema = z.strictObject({
   stuck: z.boolean().optional().describe("Every close attempt failed"),
 });
 
-/** One owned pane. */
+/**
+ * One owned pane.
+ *
+ * @internal
+ */
 export type PaneRecord = z.output<typeof PaneRecordSchema>;
 
 /** What {@linkcode PaneStore.list} found. */

@@ -21,7 +21,11 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 
 // ---------------------------------------------------------------- messages in: OpenCode events
 
-/** `properties.info` of a session event (lenient). */
+/**
+ * `properties.info` of a session event (lenient).
+ *
+ * @internal
+ */
 export const SessionInfoSchema = z.looseObject({
   id: z.string(),
   parentID: z.string().nullish(),
@@ -29,13 +33,21 @@ export const SessionInfoSchema = z.looseObject({
   directory: z.string().nullish(),
 });
 
-/** `session.created`, `session.updated`, `session.deleted`. */
+/**
+ * `session.created`, `session.updated`, `session.deleted`.
+ *
+ * @internal
+ */
 export const SessionInfoEventSchema = z.looseObject({
   type: z.enum(["session.created", "session.updated", "session.deleted"]),
   properties: z.looseObject({ info: SessionInfoSchema }),
 });
 
-/** `session.status`. */
+/**
+ * `session.status`.
+ *
+ * @internal
+ */
 export const SessionStatusEventSchema = z.looseObject({
   type: z.literal("session.status"),
   properties: z.looseObject({
@@ -44,7 +56,11 @@ export const SessionStatusEventSchema = z.looseObject({
   }),
 });
 
-/** `session.idle`. */
+/**
+ * `session.idle`.
+ *
+ * @internal
+ */
 export const SessionIdleEventSchema = z.looseObject({
   type: z.literal("session.idle"),
   properties: z.looseObject({ sessionID: z.string() }),
@@ -52,13 +68,21 @@ export const SessionIdleEventSchema = z.looseObject({
 
 // ---------------------------------------------------------------- messages in: control
 
-/** Credentials for the OpenCode server. */
+/**
+ * Credentials for the OpenCode server.
+ *
+ * @internal
+ */
 export const AuthSchema = z.strictObject({
   username: z.string().min(1).optional().describe("Default: opencode"),
   password: z.string().min(1),
 });
 
-/** `bridge.hello`. */
+/**
+ * `bridge.hello`.
+ *
+ * @internal
+ */
 export const HelloSchema = z.strictObject({
   type: z.literal("bridge.hello"),
   serverUrl: z.string().min(1),
@@ -67,23 +91,39 @@ export const HelloSchema = z.strictObject({
   config: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** `bridge.job`. */
+/**
+ * `bridge.job`.
+ *
+ * @internal
+ */
 export const JobSchema = z.strictObject({
   type: z.literal("bridge.job"),
   sessionID: z.string(),
   status: z.enum(["running", "completed", "error", "cancelled"]),
 });
 
-/** `bridge.ping`. */
+/**
+ * `bridge.ping`.
+ *
+ * @internal
+ */
 export const PingSchema = z.strictObject({
   type: z.literal("bridge.ping"),
   id: z.union([z.string(), z.number(), z.null()]).optional(),
 });
 
-/** `bridge.shutdown`. */
+/**
+ * `bridge.shutdown`.
+ *
+ * @internal
+ */
 export const ShutdownSchema = z.strictObject({ type: z.literal("bridge.shutdown") });
 
-/** A `bridge.hello`. */
+/**
+ * A `bridge.hello`.
+ *
+ * @internal
+ */
 export type Hello = z.output<typeof HelloSchema>;
 
 // ---------------------------------------------------------------- messages out
@@ -148,7 +188,11 @@ const PongSchema = z.object({
 });
 const ByeSchema = z.object({ type: z.literal("bye"), closed: z.number().int() });
 
-/** Every message the bridge writes. */
+/**
+ * Every message the bridge writes.
+ *
+ * @internal
+ */
 export const OutMessageSchema = z.discriminatedUnion("type", [
   ReadySchema,
   PaneOpenedSchema,
@@ -160,7 +204,11 @@ export const OutMessageSchema = z.discriminatedUnion("type", [
   ByeSchema,
 ]);
 
-/** A message the bridge writes. */
+/**
+ * A message the bridge writes.
+ *
+ * @internal
+ */
 export type OutMessage = z.output<typeof OutMessageSchema>;
 
 /** A close reason. */

@@ -18,7 +18,7 @@ import { closePane, terminateSurvivor } from "./close_pane.ts";
 import type { Config } from "./config.ts";
 import { isMuxError, MuxError, toMuxError } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import type { PaneStore } from "./pane_store.ts";
+import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import type { OpencodeClient } from "./opencode_client.ts";
 import type { Processes } from "./processes.ts";
 import type { CloseReason, OutMessage, SessionInfo, SkipReason } from "./protocol.ts";
@@ -242,6 +242,43 @@ export class SessionLoop {
         this.#feedKnown(input.sessionId, { type: "job", running: input.running });
         return;
     }
+  }
+
+  /**
+   * Takes over the pane a dead bridge left for a session that is still busy, so its idle or
+   * delete closes it and a later busy does not open a second pane. Only for a session this loop
+   * has not seen, on the loop's own backend.
+   *
+   * @param pane The dead bridge's record of the pane (its session is known busy).
+   * @param parentId The session's parent, when the server said.
+   * @returns Whether the pane was adopted.
+   */
+  adopt(pane: PaneRecord, parentId = "unknown"): boolean {
+    const backend = this.#ctx.backend;
+    if (this.#shuttingDown || !backend || backend.name !== pane.backend) return false;
+    if (this.#records.has(pane.sessionId) || !SESSION_ID.test(pane.sessionId)) return false;
+    this.#records.set(
+      pane.sessionId,
+      newRecord(pane.sessionId, parentId, pane.title, pane.directory),
+    );
+    const handle: PaneHandle = { backend };
+    // The recorded pid is trusted only while its start stamp still matches.
+    if (
+      pane.pid !== undefined && pane.pidStart !== undefined &&
+      this.#deps.processes.startTime(pane.pid) === pane.pidStart
+    ) {
+      handle.pid = pane.pid;
+      handle.pidStart = pane.pidStart;
+    }
+    this.#handles.set(pane.sessionId, handle);
+    try {
+      this.#deps.store.put({ ...pane, owner: this.#deps.owner });
+    } catch (err) {
+      this.#deps.log.warn(`cannot record adopted pane ${pane.paneId}: ${(err as Error).message}`);
+    }
+    this.#feed(pane.sessionId, { type: "adopted", paneId: pane.paneId, backend: backend.name });
+    this.#ensureWatch();
+    return true;
   }
 
   /**

@@ -7,7 +7,8 @@
  * outcomes back as events.
  *
  * States:
- * - `dormant`: no pane. A busy signal (a change to busy) opens one.
+ * - `dormant`: no pane. A busy signal (a change to busy) opens one; a new record can also adopt
+ *   the pane a dead bridge left for this (busy) session.
  * - `awaiting`: waiting for the server to know the child before the pane attaches (readiness);
  *   a delete or shutdown cancels the wait, and no pane opens.
  * - `opening`: a spawn is in flight; idle, delete and shutdown signals wait in `idleSince`/`then`.
@@ -92,6 +93,8 @@ export type MachineEvent =
   | { readonly type: "job"; readonly running: boolean }
   | { readonly type: "timer" }
   | { readonly type: "spawned"; readonly paneId: string; readonly backend: string }
+  /** A busy session's pane left by a bridge that died, taken over by this one. */
+  | { readonly type: "adopted"; readonly paneId: string; readonly backend: string }
   | {
     readonly type: "spawn_failed";
     readonly code: string;
@@ -404,6 +407,34 @@ export function transition(
           // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
           return startClose(record, s.paneId, "idle", "dormant");
       }
+
+    case "adopted":
+      // Only a session this bridge has not seen yet: one it tracks already has its own pane.
+      if (s.kind !== "dormant" || s.why !== "new") return same;
+      return {
+        record: {
+          ...record,
+          activity: "busy",
+          activityAt: now,
+          state: {
+            kind: "open",
+            paneId: event.paneId,
+            openedAt: now,
+            idleSince: null,
+            confirmations: 0,
+            rechecking: false,
+          },
+        },
+        effects: [
+          emit({
+            type: "pane.opened",
+            sessionID: sid,
+            paneId: event.paneId,
+            backend: event.backend,
+          }),
+          { type: "layout" },
+        ],
+      };
 
     case "spawned":
       if (s.kind !== "opening") return same;

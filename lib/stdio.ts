@@ -17,13 +17,32 @@ export const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
  * @returns The I/O.
  */
 export function processBridgeIO(): BridgeIO {
+  // When the reader of stdout is gone (OpenCode exited or was killed), writes fail with EPIPE,
+  // thrown or emitted; unhandled, that crashed the bridge in the middle of its shutdown and left
+  // panes open (seen in tests/e2e_plugin_test.ts). Nobody can read the lines any more: drop them
+  // and let the shutdown close the panes.
+  let broken = false;
+  process.stdout.on("error", () => (broken = true));
   return {
     input: process.stdin as unknown as AsyncIterable<Uint8Array>,
     write(line) {
-      process.stdout.write(line);
+      if (broken) return;
+      try {
+        process.stdout.write(line);
+      } catch {
+        broken = true;
+      }
     },
     flush() {
-      return new Promise((resolve) => process.stdout.write("", () => resolve()));
+      if (broken) return Promise.resolve();
+      return new Promise((resolve) => {
+        try {
+          process.stdout.write("", () => resolve());
+        } catch {
+          broken = true;
+          resolve();
+        }
+      });
     },
     onSignal(handler) {
       const listeners = STOP_SIGNALS.map((sig) => {

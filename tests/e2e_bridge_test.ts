@@ -241,7 +241,7 @@ Deno.test("bridge survives its tmux server being killed: failures are reported, 
   }
 });
 
-Deno.test("a new bridge reclaims the idle panes of a SIGKILLed bridge as orphan, keeps the busy one, and list shows it", async () => {
+Deno.test("a new bridge reclaims the idle pane of a SIGKILLed bridge as orphan and adopts the busy one, which closes on idle", async () => {
   const s = await setup();
   try {
     const first = startBridge(["--url", s.oc.url, "--dir", s.dir], s.env);
@@ -267,29 +267,39 @@ Deno.test("a new bridge reclaims the idle panes of a SIGKILLed bridge as orphan,
       const reclaimed = await second.waitFor(isType("pane.closed", undefined, "orphan"));
       assert.equal(reclaimed.paneId, idlePane);
       assert.equal(reclaimed.sessionID, "ses_e2eOrphanIdle");
+      // The busy child's pane is kept and taken over: reported as opened by this bridge.
+      const adopted = await second.waitFor(isType("pane.opened", "ses_e2eOrphanBusy"));
+      assert.equal(adopted.paneId, busyPane);
       const live = await panes(s.server);
       assert.ok(!live.has(idlePane));
       assert.ok(live.has(busyPane), "the busy child's pane is kept");
+
+      const [cmd, ...pre] = muxbridgeArgv();
+      const list = await new Deno.Command(cmd, {
+        args: [...pre, "list", "--json"],
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...s.env },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(list.code, 0, new TextDecoder().decode(list.stderr));
+      const rows = JSON.parse(new TextDecoder().decode(list.stdout));
+      assert.deepEqual(rows.map((r: { paneId: string }) => r.paneId), [busyPane]);
+      assert.equal(rows[0].sessionId, "ses_e2eOrphanBusy");
+      assert.match(rows[0].owner, new RegExp(`^${second.pid}:`), "the record names the new owner");
+
+      // When the adopted child goes idle, the new bridge closes its pane: nothing is left behind.
+      s.oc.fake.idle("ses_e2eOrphanBusy");
+      await second.send(events.status("ses_e2eOrphanBusy", "idle"));
+      await second.send(events.idle("ses_e2eOrphanBusy"));
+      await second.waitFor(isType("pane.closed", "ses_e2eOrphanBusy", "idle"));
+      assert.ok(!(await panes(s.server)).has(busyPane));
       await second.endInput();
       assert.deepEqual(await second.waitFor(isType("bye")), { type: "bye", closed: 0 });
     } finally {
       second.kill("SIGKILL");
       await second.status.catch(() => {});
     }
-    assert.ok((await panes(s.server)).has(busyPane), "not the new bridge's pane to close at exit");
-
-    const [cmd, ...pre] = muxbridgeArgv();
-    const list = await new Deno.Command(cmd, {
-      args: [...pre, "list", "--json"],
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...s.env },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(list.code, 0, new TextDecoder().decode(list.stderr));
-    const rows = JSON.parse(new TextDecoder().decode(list.stdout));
-    assert.deepEqual(rows.map((r: { paneId: string }) => r.paneId), [busyPane]);
-    assert.equal(rows[0].sessionId, "ses_e2eOrphanBusy");
   } finally {
     await teardown(s);
   }

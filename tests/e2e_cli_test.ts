@@ -4,27 +4,14 @@
  */
 
 import assert from "node:assert/strict";
-import { muxbridgeArgv } from "./helpers/bridge_process.ts";
+import { type CliRun, runCli } from "./helpers/cli_process.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = CliRun;
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const [cmd, ...pre] = muxbridgeArgv();
-  const home = env.HOME ?? "/nonexistent-home";
-  const out = await new Deno.Command(cmd, {
-    args: [...pre, ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, ...env },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { env: { HOME: "/nonexistent-home", ...env } });
 }
 
 /** Every failure prints exactly one line on stderr and nothing (or JSON) on stdout. */

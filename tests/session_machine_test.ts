@@ -609,3 +609,17 @@ Deno.test("transition() holds a confirmed idle close while a job runs and closes
   const released = run([[{ type: "job", running: false }, 30_000]], held.record, SERVER);
   assert.deepEqual(types(released.effects), ["disarm", "recheck"]);
 });
+
+Deno.test("transition() adopts a dead bridge's pane for a session it has not seen, as open and busy", () => {
+  const { record, effects } = run([[{ type: "adopted", paneId: "%9", backend: "tmux" }, 50]]);
+  assert.equal(record.state.kind, "open");
+  assert.equal(record.state.kind === "open" && record.state.paneId, "%9");
+  assert.equal(record.activity, "busy");
+  assert.deepEqual(types(effects), ["emit:pane.opened", "layout"]);
+});
+
+Deno.test("transition() refuses to adopt a pane for a session that already has one", () => {
+  const { record, effects } = run([...opened, [{ type: "adopted", paneId: "%9", backend: "tmux" }, 200]]);
+  assert.equal(record.state.kind === "open" && record.state.paneId, "%1");
+  assert.equal(effects.length, 3);
+});

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { type BridgeIO, runBridge } from "../bridge.ts";
 import { type Config, resolveConfig } from "../config.ts";
 import { MuxError } from "../errors.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, type LogLevel } from "../log.ts";
 import { createPaneStore } from "../pane_store.ts";
 import { ownerStamp } from "../processes.ts";
 import type { OutMessage } from "../protocol.ts";
@@ -123,7 +123,7 @@ export const demoCommand: Command = {
   flags: {},
   positionals: [0, 0],
   json: false,
-  async run(_inv, deps) {
+  async run(inv, deps) {
     const factory = deps.backends.tmux;
     if (!factory) {
       throw new MuxError("no_backend", "Cannot run the demo: this build has no tmux backend");
@@ -191,7 +191,8 @@ export const demoCommand: Command = {
           state_dir: join(dir, "state"),
         },
       });
-      const log = createLogger((Deno.env.get("DEMO_LOG") ?? "warn") as "warn");
+      // Quiet by default; `--log-level debug` shows the loop's transitions.
+      const log = createLogger((inv.global.logLevel ?? "warn") as LogLevel);
       const script = new Script();
       const bridge = runBridge({
         // Ctrl+C during the demo ends the bridge in order; the finally block stops the server.

@@ -7,10 +7,33 @@
 
 import { createRealClock, waitFor } from "../../lib/clock.ts";
 
-/** The command that runs muxbridge: `MUXBRIDGE_TEST_BIN` (a compiled binary) or `deno run main.ts`. */
+/**
+ * The command that runs muxbridge: `MUXBRIDGE_TEST_BIN` (a compiled binary, e.g.
+ * `dist/muxbridge` from `deno task build:bun`) or `deno run main.ts`. Every black-box test
+ * (bridge and CLI) starts muxbridge through this, so `deno task test:binary` runs them all
+ * against the binary.
+ *
+ * @returns The argv prefix; append the muxbridge command and its flags.
+ * @throws {Error} When `MUXBRIDGE_TEST_BIN` names no executable file: a test run that silently
+ * fell back to `main.ts` would prove nothing about the binary.
+ */
 export function muxbridgeArgv(): string[] {
   const bin = Deno.env.get("MUXBRIDGE_TEST_BIN");
-  if (bin) return [bin];
+  if (bin) {
+    // Relative to the directory the tests were started from; absolute so that a test that
+    // runs muxbridge with another cwd still finds it.
+    const path = bin.startsWith("/") ? bin : `${Deno.cwd()}/${bin}`;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      throw new Error(`MUXBRIDGE_TEST_BIN="${bin}": no such file (build it: deno task build:bun)`);
+    }
+    if (!info.isFile || ((info.mode ?? 0o755) & 0o111) === 0) {
+      throw new Error(`MUXBRIDGE_TEST_BIN="${bin}": not an executable file`);
+    }
+    return [path];
+  }
   const root = new URL("../../", import.meta.url).pathname;
   return [Deno.execPath(), "run", "--allow-all", "--quiet", `${root}main.ts`];
 }

@@ -1,0 +1,164 @@
+/**
+ * Private to the cmux backend: how one cmux CLI call is made (socket pinned, UUID handles) and the
+ * one table that says what a failure means.
+ *
+ * @module
+ */
+
+import type { BackendDeps } from "../../lib/backend.ts";
+import { type ErrorCode, isMuxError, MuxError } from "../../lib/errors.ts";
+import type { RunResult } from "../../lib/exec.ts";
+import { describeArgv } from "../../lib/exec.ts";
+import { validateTarget } from "../../lib/validate.ts";
+import { parseErrorLine } from "./_parse.ts";
+
+/**
+ * cmux v2 error codes (research §4.2) → muxbridge codes. Codes not listed are `command_failed`.
+ * `not_found` is the one "the surface is gone" answer (`Error: not_found: Surface not found`,
+ * exit 1); an `invalid_state` (e.g. "Cannot close the last surface") is a real failure, never
+ * "already closed".
+ */
+export const CMUX_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
+  not_found: "pane_not_found",
+  pane_too_small: "no_space",
+  unavailable: "backend_unreachable",
+  main_thread_timeout: "backend_unreachable",
+  invalid_state: "command_failed",
+  invalid_params: "command_failed",
+  internal_error: "command_failed",
+  rejected_composer_busy: "command_failed",
+};
+
+/** What to do when cmux does not answer. */
+export const SOCKET_HINT =
+  "Run muxbridge inside a cmux terminal (CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID set) with cmux running, or set cmux.socket_path";
+
+/** One run of cmux, with its argv for messages. */
+export interface CmuxRun extends RunResult {
+  /** The argv that ran. */
+  argv: readonly string[];
+}
+
+/**
+ * Builds the error for a failed cmux call from {@linkcode CMUX_ERROR_CODES}; an error without a
+ * code that talks about the socket is `backend_unreachable`.
+ *
+ * @param action What was being done ("close surface X").
+ * @param run The failed run.
+ * @returns The error.
+ */
+export function cmuxError(action: string, run: CmuxRun): MuxError {
+  const { code, message } = parseErrorLine(run.stderr);
+  const details = { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+  const mapped = code === null
+    ? (/socket|connect|connection refused/i.test(message)
+      ? "backend_unreachable"
+      : "command_failed")
+    : CMUX_ERROR_CODES[code] ?? "command_failed";
+  const text = code === null ? message : `${code}: ${message}`;
+  switch (mapped) {
+    case "pane_not_found":
+      return new MuxError("pane_not_found", `Cannot ${action}: cmux does not know it (${text})`, {
+        ...details,
+        hint: "The surface is gone; `muxbridge list` shows what muxbridge still tracks",
+      });
+    case "backend_unreachable":
+      return new MuxError(
+        "backend_unreachable",
+        `Cannot ${action}: cmux does not answer (${text})`,
+        {
+          ...details,
+          hint: SOCKET_HINT,
+        },
+      );
+    case "no_space":
+      return new MuxError("no_space", `Cannot ${action}: ${text}`, {
+        ...details,
+        hint: "Close some panes or enlarge the window",
+      });
+    default:
+      return new MuxError(
+        "command_failed",
+        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
+        details,
+      );
+  }
+}
+
+/** Runs cmux calls for one backend. */
+export interface CmuxCommand {
+  /** The binary. */
+  readonly bin: string;
+  /** The pinned socket. @throws {MuxError} `no_backend` when none is known. */
+  socket(): string;
+  /**
+   * Runs `cmux --socket S [--json] --id-format uuids <args…>`; resolves for any exit code.
+   *
+   * @param args The command and its arguments.
+   * @param json Whether to ask for `--json` output.
+   */
+  run(args: readonly string[], json: boolean, signal?: AbortSignal): Promise<CmuxRun>;
+  /** Runs and returns stdout; a non-zero exit throws {@linkcode cmuxError}. */
+  must(
+    action: string,
+    args: readonly string[],
+    json: boolean,
+    signal?: AbortSignal,
+  ): Promise<string>;
+  /** Runs `cmux <args…>` without the socket (`--version`, `<command> --help` work without one). */
+  bare(args: readonly string[], signal?: AbortSignal): Promise<CmuxRun>;
+}
+
+/**
+ * Creates the command runner of a cmux backend.
+ *
+ * @param deps The backend's deps (runner, identity, config `cmux.*`).
+ * @returns The runner.
+ */
+export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
+  const bin = deps.config.cmux.bin;
+  const layer = deps.identity.layers.find((l) => l.backend === "cmux");
+  const socket = () => {
+    // Pinned on every call: the CLI otherwise falls back to CMUX_SOCKET_PATH or probes default
+    // sockets (research §4.1), and a changed environment must not redirect a close.
+    const value = deps.config.cmux.socket_path ?? layer?.socket;
+    if (!value) {
+      throw new MuxError("no_backend", "Cannot reach cmux: no socket (CMUX_SOCKET_PATH is unset)", {
+        hint: SOCKET_HINT,
+      });
+    }
+    return validateTarget("cmux socket path", value);
+  };
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CmuxRun> => {
+    const argv = [validateTarget("cmux binary", bin), ...args];
+    try {
+      const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
+      return { ...result, argv };
+    } catch (err) {
+      if (isMuxError(err, "binary_not_found")) {
+        throw new MuxError("binary_not_found", err.message, {
+          argv,
+          cause: err,
+          hint: "Install cmux (the CLI ships in the cmux app) or set cmux.bin to its path",
+        });
+      }
+      throw err;
+    }
+  };
+  const run = (args: readonly string[], json: boolean, signal?: AbortSignal) =>
+    exec(
+      ["--socket", socket(), ...(json ? ["--json"] : []), "--id-format", "uuids", ...args],
+      signal,
+    );
+  return {
+    bin,
+    socket,
+    run,
+    bare: exec,
+    async must(action, args, json, signal) {
+      const result = await run(args, json, signal);
+      if (result.code !== 0) throw cmuxError(action, result);
+      return result.stdout;
+    },
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * Private to the cmux backend: parsers of what the cmux CLI prints (version text, `--help`, the
+ * `--json` results of `new-split` and `tree`, `OK …` receipts, `Error: <code>: …` lines).
+ *
+ * Evidence: `/work/shared/research/backends.md` §4 ("research §4.x"). No cmux runs here (it is a
+ * macOS app), so every shape is synthesized from the research, which read cmux's CLI and server
+ * formatting code and issue reports; the parsers accept the variations seen there.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import { z } from "zod";
+import { cut, MuxError } from "../../lib/errors.ts";
+
+/**
+ * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on
+ * together: v2 `--json` results for `new-split`, `--id-format uuids`, `--workspace` on every
+ * per-surface command and `respawn-pane --command`; older CLIs printed v1 text for splits
+ * (research §4.8). The peer plugin gates on the same version for the same "UUID CLI contract".
+ */
+export const CMUX_MIN_VERSION = "0.64.14";
+
+/** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; research §4.1). */
+export const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+
+/**
+ * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`; research §4.8).
+ *
+ * @param text The output.
+ * @returns Semver, or null when no `N.N.N` follows `cmux`.
+ */
+export function parseCmuxVersion(text: string): string | null {
+  const m = /^cmux\s+v?(\d+)\.(\d+)\.(\d+)\b/.exec(text.trim());
+  return m ? semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3])}`) : null;
+}
+
+/** Which optional `new-split` flags a build has. */
+export interface SplitFeatures {
+  /** `--command <text>`: typed into the new terminal at spawn. */
+  command: boolean;
+  /** `--cwd <path>`. */
+  cwd: boolean;
+  /** `--title <text>`. */
+  title: boolean;
+}
+
+/**
+ * Reads `cmux new-split --help`. `--command`, `--cwd` and `--title` exist in some builds only and
+ * are not in the public help of older ones (research §4.3), so the help text decides.
+ *
+ * @param help The help text.
+ * @returns The flags present.
+ */
+export function parseSplitHelp(help: string): SplitFeatures {
+  const has = (flag: string) => new RegExp(`(^|\\s)--${flag}(\\s|=|,|$)`, "m").test(help);
+  return { command: has("command"), cwd: has("cwd"), title: has("title") };
+}
+
+/** A cmux failure as its CLI reports it: `Error: <code>: <message>` (research §4.2). */
+export interface CmuxErrorLine {
+  /** The v2 error code (`not_found`, `invalid_state`, …), or null for text without one. */
+  code: string | null;
+  /** The message. */
+  message: string;
+}
+
+/**
+ * Reads cmux's stderr.
+ *
+ * @param stderr The text.
+ * @returns The code and message of the first `Error:` line, else the last line as message.
+ */
+export function parseErrorLine(stderr: string): CmuxErrorLine {
+  const m = /^Error:\s*([a-z_]+):\s*(.*)$/m.exec(stderr);
+  if (m) return { code: m[1], message: m[2].trim() };
+  const lines = stderr.trim().split("\n").filter((l) => l.trim() !== "");
+  return { code: null, message: (lines.at(-1) ?? "").replace(/^Error:\s*/, "") };
+}
+
+const uuid = z.string().regex(UUID);
+const SplitIds = z.object({ surface_id: uuid, pane_id: uuid.optional() });
+
+/** A new split's handles. */
+export interface SplitResult {
+  /** The new surface (the pane id muxbridge uses). */
+  surfaceId: string;
+  /** The new pane, when reported. */
+  paneId?: string;
+}
+
+/**
+ * Reads the `--json --id-format uuids new-split` result: ids at the top level, or nested under
+ * `result` or `result.pane` (the variations the peer plugin tolerates; research §4.3).
+ *
+ * @param stdout The output.
+ * @returns The new surface's UUID.
+ * @throws {MuxError} `unparseable_output`.
+ */
+export function parseSplit(stdout: string): SplitResult {
+  let data: unknown;
+  try {
+    data = JSON.parse(stdout);
+  } catch {
+    throw unparseable("new-split result", stdout);
+  }
+  const candidates: unknown[] = [data];
+  if (isObject(data) && isObject(data.result)) {
+    candidates.push(data.result);
+    if (isObject(data.result.pane)) candidates.push(data.result.pane);
+  }
+  for (const c of candidates) {
+    const parsed = SplitIds.safeParse(c);
+    if (parsed.success) {
+      const r: SplitResult = { surfaceId: parsed.data.surface_id };
+      if (parsed.data.pane_id) r.paneId = parsed.data.pane_id;
+      return r;
+    }
+  }
+  throw unparseable("new-split result", stdout);
+}
+
+const TreeSchema = z.object({
+  windows: z.array(z.object({
+    id: z.string(),
+    workspaces: z.array(z.object({
+      id: z.string(),
+      panes: z.array(z.object({
+        id: z.string(),
+        surfaces: z.array(z.object({
+          id: z.string(),
+          ref: z.string().optional(),
+          type: z.string().optional(),
+          title: z.string().optional(),
+        })),
+      })),
+    })),
+  })),
+});
+
+/** One surface of a workspace. */
+export interface CmuxSurface {
+  /** Its UUID. */
+  id: string;
+  /** Its `surface:N` ref, when shown. */
+  ref?: string;
+  /** Its title. */
+  title?: string;
+  /** Its pane's UUID. */
+  paneId: string;
+}
+
+/** One workspace and its surfaces. */
+export interface CmuxWorkspace {
+  /** Its UUID, as cmux prints it. */
+  id: string;
+  /** Its surfaces, pane by pane. */
+  surfaces: CmuxSurface[];
+}
+
+/**
+ * Reads `cmux --json --id-format uuids tree --all` (research §4.4).
+ *
+ * @param stdout The output.
+ * @returns Every workspace of every window with its surfaces.
+ * @throws {MuxError} `unparseable_output`.
+ */
+export function parseTree(stdout: string): CmuxWorkspace[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(stdout);
+  } catch {
+    throw unparseable("tree", stdout);
+  }
+  const parsed = TreeSchema.safeParse(data);
+  if (!parsed.success) throw unparseable("tree", stdout);
+  return parsed.data.windows.flatMap((win) =>
+    win.workspaces.map((ws) => ({
+      id: ws.id,
+      surfaces: ws.panes.flatMap((p) =>
+        p.surfaces.map((s) => {
+          const surface: CmuxSurface = { id: s.id, paneId: p.id };
+          if (s.ref !== undefined) surface.ref = s.ref;
+          if (s.title !== undefined) surface.title = s.title;
+          return surface;
+        })
+      ),
+    }))
+  );
+}
+
+/** Compares cmux UUIDs (cmux prints them upper case; users may pass lower case). */
+export const sameId = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * Reads an `OK <surface> <workspace>` receipt's handles (UUIDs, refs, or `ref (UUID)` pairs).
+ *
+ * @param stdout The output.
+ * @returns The UUIDs and refs it names, in order; empty when it is not an `OK` line.
+ */
+export function parseReceipt(stdout: string): { uuids: string[]; refs: string[] } {
+  const line = stdout.trim().split("\n").find((l) => l.startsWith("OK"));
+  if (!line) return { uuids: [], refs: [] };
+  const uuids =
+    line.match(/[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/g) ??
+      [];
+  const refs = line.match(/\b(?:surface|pane|workspace|window):\d+\b/g) ?? [];
+  return { uuids, refs };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function unparseable(what: string, raw: string): MuxError {
+  return new MuxError(
+    "unparseable_output",
+    `Cannot read cmux's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
+    { hint: "Report this with `cmux --version` and the output shown" },
+  );
+}

@@ -1,0 +1,124 @@
+/**
+ * Private to the kitty backend: the `launch` arguments for one pane. Pure, so the rules for what
+ * kitty would otherwise rewrite are tested without a kitty.
+ *
+ * What kitty does to `launch` values (kitty 0.26.5 source, `kitty/launch.py`,
+ * `kitty/options/utils.py`, `kitty/child.py`, each confirmed live under Xvfb):
+ * - `--env K=V`: the value is stripped of surrounding whitespace and `$VAR`/`${VAR}` are expanded
+ *   from kitty's own environment; `$$` stands for a literal `$` (`FOO=a $HOME` arrived as
+ *   `a /tmp/kx/home`, `$$` as `$`).
+ * - `--cwd`: `os.path.expandvars` (no escape at all) and `expanduser`; a directory that then does
+ *   not exist is silently replaced (the program started in `/`).
+ * - program arguments: exec'd as argv with no shell, but an argument that is exactly
+ *   `@active-kitty-window-id` (and `@selection`, `@line-count`, `@cursor-x`, … in some states)
+ *   is replaced (`@active-kitty-window-id` arrived as `1`). `$HOME`, `~` stay literal.
+ * - `--title`: literal, except the special value `current` (copies the active window's title).
+ *
+ * @module
+ */
+
+import { MuxError } from "../../lib/errors.ts";
+import { quote, shellCommand } from "../../lib/shell_quote.ts";
+import { hasUnsafeChars } from "../../lib/validate.ts";
+
+/** The user variables muxbridge marks its windows with (kitty >= 0.30). */
+export const MARK_SESSION = "muxbridge_session";
+/** See {@linkcode MARK_SESSION}. */
+export const MARK_OWNER = "muxbridge_owner";
+
+/** What one pane needs. */
+export interface LaunchInput {
+  /** The clean title. */
+  title: string;
+  /** The validated absolute directory. */
+  cwd: string;
+  /** The program and its arguments. */
+  argv: readonly string[];
+  /** Variables for the program (credentials). */
+  env: Readonly<Record<string, string>>;
+  /** The window to open next to (its tab is used), if any. */
+  anchor?: string;
+  /** kitty understands `--next-to` (0.40+). */
+  nextTo: boolean;
+  /** Ownership marks as user variables (0.30+), if supported. */
+  marks?: { sessionId: string; owner: string };
+}
+
+/** The `launch` arguments, and a title to set afterwards when `--title` cannot carry it. */
+export interface LaunchPlan {
+  /** Arguments after `@ --to <address>`. */
+  args: string[];
+  /** Set with `set-window-title` once the window exists (the title `current`). */
+  titleAfter?: string;
+}
+
+/** Prefix of program arguments kitty may substitute (see the module note). */
+const SUBSTITUTED = /^@/;
+
+/**
+ * Escapes one `--env` value for kitty: `$` doubled. Refuses what kitty would change anyway
+ * (surrounding whitespace) and what no pane should get (control characters).
+ *
+ * @param name The variable's name.
+ * @param value Its value.
+ * @returns The `--env` argument.
+ * @throws {MuxError} `invalid_argument`.
+ */
+export function envArg(name: string, value: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
+      hint: "A variable name is letters, digits and _",
+    });
+  }
+  if (hasUnsafeChars(value) || value !== value.trim()) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot pass variable ${name} to kitty: its value holds control characters or starts or ends with whitespace, which kitty would alter`,
+      { hint: "Use a password without surrounding spaces or control characters" },
+    );
+  }
+  return `--env=${name}=${value.replaceAll("$", () => "$$")}`;
+}
+
+/**
+ * Builds the `launch` arguments.
+ *
+ * @param input The pane.
+ * @returns The plan.
+ * @throws {MuxError} `invalid_argument` for an empty argv, a NUL or an unusable variable.
+ */
+export function launchArgs(input: LaunchInput): LaunchPlan {
+  const { argv, cwd } = input;
+  if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
+    throw new MuxError("invalid_argument", "Cannot run an empty command or one holding NUL", {
+      hint: "The pane command needs a program and no NUL characters",
+    });
+  }
+  const args = ["launch", "--type=window", "--keep-focus"];
+  if (input.anchor !== undefined) {
+    // --match picks the tab holding the anchor (0.26: "window_id … match the tab that contains
+    // the window"); --next-to (0.40+) also places the window beside it.
+    args.push(`--match=window_id:${input.anchor}`);
+    if (input.nextTo) args.push(`--next-to=id:${input.anchor}`);
+  }
+  // vsplit splits the active window side by side in the splits layout; every other layout reads
+  // it as "after the active window", its default (kitty 0.26.5 layout/base.py
+  // add_non_overlay_window), so it is passed always and no listing is needed to choose.
+  args.push("--location=vsplit");
+  let titleAfter: string | undefined;
+  if (input.title === "current") titleAfter = input.title;
+  else if (input.title !== "") args.push(`--title=${input.title}`);
+  for (const [name, value] of Object.entries(input.env)) args.push(envArg(name, value));
+  if (input.marks) {
+    args.push(`--var=${MARK_SESSION}=${input.marks.sessionId}`);
+    args.push(`--var=${MARK_OWNER}=${input.marks.owner}`);
+  }
+  // A directory with `$` cannot pass --cwd intact, and an argument starting with `@` may be
+  // substituted: then run an explicit /bin/sh whose one command string quotes every value once.
+  if (cwd.includes("$") || argv.some((a) => SUBSTITUTED.test(a))) {
+    args.push("--", "/bin/sh", "-c", `cd ${quote(cwd)} && exec ${shellCommand(argv)}`);
+  } else {
+    args.push(`--cwd=${cwd}`, "--", ...argv);
+  }
+  return titleAfter === undefined ? { args } : { args, titleAfter };
+}

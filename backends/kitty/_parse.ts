@@ -1,0 +1,156 @@
+/**
+ * Private to the kitty backend: the parsers of what kitty prints (version text, the window id
+ * `launch` prints, the `ls` JSON) and the version thresholds of the features muxbridge uses.
+ *
+ * Evidence: `/work/shared/research/backends.md` §3 ("research §3.x") and live runs of kitty
+ * 0.26.5 under Xvfb (Debian 12), noted where used.
+ *
+ * @module
+ */
+
+import semver from "semver";
+import { z } from "zod";
+import { cut, MuxError } from "../../lib/errors.ts";
+
+/** The oldest kitty muxbridge supports (the contract: kitty >= 0.26, remote control on). */
+export const KITTY_MIN_VERSION = "0.26.0";
+
+/** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (research §3.6). */
+export const USER_VARS_VERSION = "0.30.0";
+
+/** `launch --next-to` (place the window next to a given one) arrived in 0.40.0 (research §3.6). */
+export const NEXT_TO_VERSION = "0.40.0";
+
+/** A kitty window id: decimal digits (monotonic per kitty process, never reused; research §3.2). */
+export const WINDOW_ID = /^\d+$/;
+
+/**
+ * Reads `kitty --version` (`kitty 0.26.5 created by Kovid Goyal`, live) or `kitten --version`
+ * (`kitten 0.32.2 created by Kovid Goyal`) into semver.
+ *
+ * @param text The program's output.
+ * @returns The version, or null when the text is not a kitty version line.
+ */
+export function parseKittyVersion(text: string): string | null {
+  const m = /^(?:kitty|kitten)\s+v?(\d+)\.(\d+)(?:\.(\d+))?\b/.exec(text.trim());
+  if (!m) return null;
+  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+}
+
+/**
+ * Reads the window id `launch` prints (one integer line, research §3.2: `2`).
+ *
+ * @param stdout What `launch` printed.
+ * @returns The window id.
+ * @throws {MuxError} `unparseable_output` when it is not one integer.
+ */
+export function parseLaunchOutput(stdout: string): string {
+  const id = stdout.trim();
+  if (!WINDOW_ID.test(id)) {
+    throw new MuxError(
+      "unparseable_output",
+      `Cannot read the new kitty window id from ${JSON.stringify(cut(stdout, 256))}`,
+      { hint: "Report this with `kitty --version` and the output shown" },
+    );
+  }
+  return id;
+}
+
+// The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, so each
+// window's `env` (the child's extra environment, which holds the server password muxbridge
+// passed with --env: observed live on 0.26.5) never leaves this parser.
+const WindowSchema = z.object({
+  id: z.number().int().nonnegative(),
+  pid: z.number().int().positive().nullable().optional(),
+  title: z.string(),
+  // 0.30+ (research §3.3); absent on 0.26.
+  user_vars: z.record(z.string(), z.string()).optional(),
+});
+
+const TabSchema = z.object({
+  id: z.number().int().nonnegative(),
+  layout: z.string(),
+  enabled_layouts: z.array(z.string()).optional(),
+  windows: z.array(WindowSchema),
+});
+
+const LsSchema = z.array(z.object({
+  id: z.number().int().nonnegative(),
+  tabs: z.array(TabSchema),
+}));
+
+/** One kitty window as `ls` reports it (only the fields muxbridge uses). */
+export interface KittyWindow {
+  /** The window id, as text. */
+  id: string;
+  /** The window's child pid. */
+  pid?: number;
+  /** The window title. */
+  title: string;
+  /** User variables (`launch --var`, 0.30+); empty when none or unsupported. */
+  userVars: Record<string, string>;
+}
+
+/** One kitty tab. */
+export interface KittyTab {
+  /** The tab id, as text. */
+  id: string;
+  /** The current layout name. */
+  layout: string;
+  /** The layouts `goto-layout` accepts in this tab. */
+  enabledLayouts: string[];
+  /** The tab's windows in kitty's order (the first is the main window of `tall`/`fat`). */
+  windows: KittyWindow[];
+}
+
+/**
+ * Parses `kitty @ ls` output. On failure the raw text is NOT quoted in the error: it holds every
+ * window's environment, which may hold credentials.
+ *
+ * @param stdout What `ls` printed.
+ * @returns Every tab of every OS window, in kitty's order.
+ * @throws {MuxError} `unparseable_output`.
+ */
+export function parseLs(stdout: string): KittyTab[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(stdout);
+  } catch {
+    throw lsError(`not JSON (${stdout.length} bytes)`);
+  }
+  const parsed = LsSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw lsError(`unexpected shape at "${issue?.path.join(".") ?? ""}": ${issue?.message ?? ""}`);
+  }
+  return parsed.data.flatMap((os) =>
+    os.tabs.map((tab) => ({
+      id: String(tab.id),
+      layout: tab.layout,
+      enabledLayouts: tab.enabled_layouts ?? [],
+      windows: tab.windows.map((w) => {
+        const win: KittyWindow = { id: String(w.id), title: w.title, userVars: w.user_vars ?? {} };
+        if (typeof w.pid === "number") win.pid = w.pid;
+        return win;
+      }),
+    }))
+  );
+}
+
+function lsError(what: string): MuxError {
+  return new MuxError("unparseable_output", `Cannot read kitty's window list: ${what}`, {
+    hint: "Report this with `kitty --version`",
+  });
+}
+
+/** Finds a window and its tab. */
+export function findWindow(
+  tabs: readonly KittyTab[],
+  id: string,
+): { tab: KittyTab; window: KittyWindow } | undefined {
+  for (const tab of tabs) {
+    const window = tab.windows.find((w) => w.id === id);
+    if (window) return { tab, window };
+  }
+  return undefined;
+}

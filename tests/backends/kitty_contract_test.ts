@@ -1,0 +1,45 @@
+/**
+ * The backend contract against the real kitty (Debian 12's 0.26.5 here) under Xvfb. One kitty
+ * serves every test of this file (its start-up dominates); each test closes the windows it
+ * opened. Skipped, with the reason printed, where kitty or xvfb-run is not installed.
+ */
+
+import { createKittyBackend } from "../../backends/kitty.ts";
+import { createRealClock } from "../../lib/clock.ts";
+import { resolveConfig } from "../../lib/config.ts";
+import { silentLogger } from "../../lib/log.ts";
+import { kittyMissing, sharedKittyServer } from "../helpers/kitty_server.ts";
+import { backendContract } from "./_contract.ts";
+
+const missing = kittyMissing();
+const kitty = sharedKittyServer();
+
+backendContract("kitty", async () => {
+  const server = await kitty.get();
+  const dir = await Deno.makeTempDir({ dir: server.dir, prefix: "contract-" });
+  const config = resolveConfig({
+    env: () => undefined,
+    flags: { backend: "kitty", command_timeout_ms: 15_000, kitty: { listen_on: server.address } },
+  });
+  const backend = createKittyBackend({
+    run: server.runner,
+    env: (name) => server.env[name],
+    clock: createRealClock(),
+    config,
+    // As inside kitty: the anchor is the window muxbridge runs in.
+    identity: {
+      backend: "kitty",
+      layers: [{ backend: "kitty", paneId: server.anchorWindow, socket: server.address }],
+      harness: { name: null },
+    },
+    log: silentLogger,
+  });
+  return {
+    backend,
+    dir,
+    async close() {
+      await server.closeOthers();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}, { ignore: missing, startMs: 15_000 });

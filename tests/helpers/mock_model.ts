@@ -1,0 +1,160 @@
+/**
+ * A loopback OpenAI-compatible model server for the real OpenCode server in tests: it answers
+ * `POST …/chat/completions`, streaming `chat.completion.chunk` lines (a role chunk, one chunk per
+ * word with a configurable delay, a `finish_reason: "stop"` chunk, a usage chunk, `[DONE]`) and
+ * answering non-streaming requests (title generation) at once. The shape follows what OpenCode
+ * 1.18.33 accepted in `../shared/research/opencode-peer.md` §6.
+ *
+ * A prompt makes a child session busy for as long as its stream runs: the per-chunk delay sets
+ * that time, and {@linkcode MockModel.hold} keeps every new stream open before its last chunk
+ * until {@linkcode MockModel.release}, so a test decides exactly when the child goes idle.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode startMockModel}. */
+export interface MockModelOptions {
+  /** Delay before each word chunk. @default 50 */
+  chunkDelayMs?: number;
+  /** The reply. @default "Hello from the mock model." */
+  reply?: string;
+}
+
+/** A running mock model server. */
+export interface MockModel {
+  /** Its port on 127.0.0.1. */
+  port: number;
+  /** The provider `baseURL` (`http://127.0.0.1:<port>/v1`). */
+  baseUrl: string;
+  /** Streaming requests started so far. */
+  readonly streams: number;
+  /** Streams waiting at the gate now. */
+  readonly held: number;
+  /** Sets the per-chunk delay for later streams. */
+  setChunkDelay(ms: number): void;
+  /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
+  hold(): void;
+  /** Lets every held stream finish, and stops holding new ones. */
+  release(): void;
+  /** Releases held streams and stops the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the mock model server on 127.0.0.1 (a free port).
+ *
+ * @param options Delay and reply.
+ * @returns The server; always `await close()`.
+ */
+export function startMockModel(options: MockModelOptions = {}): MockModel {
+  let delay = options.chunkDelayMs ?? 50;
+  const reply = options.reply ?? "Hello from the mock model.";
+  let streams = 0;
+  let held = 0;
+  let gate: { promise: Promise<void>; open: () => void } | null = null;
+  // Pending delays, so that close() can end them at once instead of waiting them out.
+  const sleepers = new Map<ReturnType<typeof setTimeout>, () => void>();
+  let closed = false;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (closed) return resolve();
+      const t = setTimeout(() => {
+        sleepers.delete(t);
+        resolve();
+      }, ms);
+      sleepers.set(t, resolve);
+    });
+
+  const handler = async (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
+      return new Response("{}", { status: 404 });
+    }
+    const body = await req.json().catch(() => ({}));
+    const base = { id: "chatcmpl-mock", created: Math.floor(Date.now() / 1000), model: body.model };
+    const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
+    if (!body.stream) {
+      return Response.json({
+        ...base,
+        object: "chat.completion",
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: reply },
+          finish_reason: "stop",
+        }],
+        usage,
+      });
+    }
+    streams++;
+    const myGate = gate;
+    let cancelled = false;
+    const enc = new TextEncoder();
+    const stream = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        const send = (o: Record<string, unknown>) => {
+          if (cancelled) return;
+          controller.enqueue(
+            enc.encode(
+              `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", ...o })}\n\n`,
+            ),
+          );
+        };
+        send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
+        for (const word of reply.split(" ")) {
+          await sleep(delay);
+          send({ choices: [{ index: 0, delta: { content: `${word} ` }, finish_reason: null }] });
+        }
+        if (myGate) {
+          held++;
+          await myGate.promise;
+          held--;
+        }
+        send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+        send({ choices: [], usage });
+        if (!cancelled) {
+          controller.enqueue(enc.encode("data: [DONE]\n\n"));
+          controller.close();
+        }
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+  };
+
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  const port = server.addr.port;
+  const release = () => {
+    gate?.open();
+    gate = null;
+  };
+  return {
+    port,
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    get streams() {
+      return streams;
+    },
+    get held() {
+      return held;
+    },
+    setChunkDelay: (ms) => (delay = ms),
+    hold() {
+      if (gate) return;
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      gate = { promise, open };
+    },
+    release,
+    async close() {
+      closed = true;
+      release();
+      for (const [t, resolve] of sleepers) {
+        clearTimeout(t);
+        resolve();
+      }
+      sleepers.clear();
+      await server.shutdown();
+    },
+  };
+}

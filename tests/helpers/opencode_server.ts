@@ -1,0 +1,461 @@
+/**
+ * A real OpenCode server (`opencode serve`, npm `opencode-ai`, pinned in package.json) for tests,
+ * on loopback only, with everything it could touch kept in a temporary directory:
+ *
+ * - HOME and the XDG directories point into the temporary directory, and the
+ *   `OPENCODE_DISABLE_*` switches turn off autoupdate, sharing, the models fetch, default
+ *   plugins, LSP downloads and Claude Code imports (`../shared/research/opencode-peer.md` §2);
+ * - its only provider is a loopback mock model ({@linkcode startMockModel});
+ * - the first-run `npm install @opencode-ai/plugin` into the config directory is stubbed (a
+ *   `node_modules/` and a lock file that lists the dependency, which OpenCode's installer
+ *   accepts as done), and npm is forced offline anyway, so nothing is ever fetched;
+ * - it is started with `--port 0 --hostname 127.0.0.1`, and nothing is sent to it before its
+ *   `opencode server listening on` line, since requests sent earlier can hang forever (research
+ *   §3); the port is read from that line (`--port 0` means 4096 when free).
+ *
+ * With `tmux`, the server runs in a new window of that (private) tmux server, and the tmux
+ * server's global environment gets the same isolated variables first, so the panes muxbridge
+ * opens (a real `opencode attach`) share the server's isolation.
+ *
+ * `close()` stops everything it started (SIGTERM, a bounded wait, SIGKILL) and removes the
+ * temporary directory.
+ *
+ * @module
+ */
+
+import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createProcesses } from "../../lib/processes.ts";
+import { type MockModel, startMockModel } from "./mock_model.ts";
+import type { TmuxServer } from "./tmux_server.ts";
+
+/** The repository root (with a trailing slash). */
+export const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The opencode-ai version package.json pins (the plugin stub must name the same one). */
+const OPENCODE_VERSION = "1.18.33";
+
+/**
+ * The real `opencode` binary from node_modules, or null when it is not installed.
+ *
+ * @returns `node_modules/.bin/opencode`, else the platform package's binary.
+ */
+export function opencodeBin(): string | null {
+  for (
+    const p of [
+      `${ROOT}node_modules/.bin/opencode`,
+      `${ROOT}node_modules/opencode-linux-x64/bin/opencode`,
+    ]
+  ) {
+    try {
+      if (Deno.statSync(p).isFile) return p;
+    } catch { /* next */ }
+  }
+  return null;
+}
+
+/** A plugin entry of the OpenCode config: a spec, or a spec and its options. */
+export type PluginEntry = string | [string, Record<string, unknown>];
+
+/** Options of {@linkcode startOpencodeServer}. */
+export interface OpencodeServerOptions {
+  /** Plugins, passed as `OPENCODE_CONFIG_CONTENT` (`file://` URLs). */
+  plugins?: PluginEntry[];
+  /** Sets `OPENCODE_SERVER_PASSWORD` (requests then use Basic auth). */
+  password?: string;
+  /** More variables for the server (e.g. `MUXBRIDGE_*` for the plugin's bridge). */
+  env?: Record<string, string>;
+  /** Run the server in a new window of this tmux server. */
+  tmux?: TmuxServer;
+  /** The mock model's per-chunk delay. @default 50 */
+  chunkDelayMs?: number;
+  /** The most time to wait for the listening line. @default 30000 */
+  startTimeoutMs?: number;
+  /** More `opencode serve` arguments (e.g. `["--print-logs", "--log-level", "DEBUG"]`). */
+  args?: string[];
+}
+
+/** A session as the server returns it (the fields tests use). */
+export interface SessionInfo {
+  /** `ses_…`. */
+  id: string;
+  /** The parent, for a child. */
+  parentID?: string;
+  /** The title. */
+  title: string;
+  /** The session's directory. */
+  directory: string;
+}
+
+/** A running OpenCode server. */
+export interface OpencodeServer {
+  /** The base URL, without a trailing slash. */
+  url: string;
+  /** The server's pid. */
+  pid: number;
+  /** The binary. */
+  bin: string;
+  /** The project directory (the server's working directory). */
+  project: string;
+  /** The temporary directory holding everything (removed by `close()`). */
+  dir: string;
+  /** The isolated environment the server got (HOME, XDG, OPENCODE_*, extra `env`). */
+  env: Readonly<Record<string, string>>;
+  /** The tmux pane the server runs in (tmux mode only). */
+  paneId?: string;
+  /** Milliseconds from start to the listening line. */
+  startMs: number;
+  /** The mock model. */
+  mock: MockModel;
+  /** The server's stdout so far. */
+  stdout(): string;
+  /** The server's stderr so far. */
+  stderr(): string;
+  /** Sends a request (Basic auth when a password is set; 15 s timeout). */
+  request(method: string, path: string, body?: unknown): Promise<Response>;
+  /** Creates a session (a child when `parentID` is given). */
+  createSession(body: { title?: string; parentID?: string }): Promise<SessionInfo>;
+  /** Starts a prompt on a session (`prompt_async`, answered 204). */
+  prompt(id: string, text?: string): Promise<void>;
+  /** Aborts a session's turn. */
+  abort(id: string): Promise<void>;
+  /** Deletes a session. */
+  deleteSession(id: string): Promise<void>;
+  /** `GET /session/status`: busy and retrying sessions (idle ones are absent). */
+  status(): Promise<Record<string, { type: string }>>;
+  /** Waits until `id` is busy (`true`) or not (`false`) in `/session/status`, bounded by `ms`. */
+  waitBusy(id: string, busy: boolean, ms?: number): Promise<void>;
+  /** The pids of the server's direct children (the plugin's bridge is one). */
+  children(): number[];
+  /** Stops the server and the mock, and removes the temporary directory. */
+  close(): Promise<void>;
+}
+
+const clock = createRealClock();
+const processes = createProcesses();
+
+async function git(cwd: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args,
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
+  }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** Writes the config, the plugin-install stub and a git project under `base`. */
+async function prepare(base: string, mockUrl: string): Promise<Record<string, string>> {
+  const dirs = {
+    HOME: `${base}/home`,
+    XDG_CONFIG_HOME: `${base}/config`,
+    XDG_DATA_HOME: `${base}/data`,
+    XDG_CACHE_HOME: `${base}/cache`,
+    XDG_STATE_HOME: `${base}/state`,
+  };
+  const configDir = `${dirs.XDG_CONFIG_HOME}/opencode`;
+  for (const d of [...Object.values(dirs), `${configDir}/node_modules`, `${base}/project`]) {
+    await Deno.mkdir(d, { recursive: true });
+  }
+  await Deno.writeTextFile(
+    `${configDir}/opencode.json`,
+    JSON.stringify({
+      $schema: "https://opencode.ai/config.json",
+      autoupdate: false,
+      share: "disabled",
+      snapshot: false,
+      lsp: false,
+      formatter: false,
+      model: "mock/mock-model",
+      small_model: "mock/mock-model",
+      enabled_providers: ["mock"],
+      provider: {
+        mock: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "Mock (loopback)",
+          options: { baseURL: mockUrl, apiKey: "mock-key" },
+          models: {
+            "mock-model": {
+              name: "Mock Model",
+              tool_call: false,
+              limit: { context: 32000, output: 4096 },
+            },
+          },
+        },
+      },
+    }),
+  );
+  // OpenCode's installer skips when node_modules/ exists and the lock lists every dependency
+  // (research §2); without this a configured plugin waits on the npm registry.
+  const deps = { dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } };
+  await Deno.writeTextFile(`${configDir}/package.json`, JSON.stringify(deps));
+  await Deno.writeTextFile(
+    `${configDir}/package-lock.json`,
+    JSON.stringify({ packages: { "": deps } }),
+  );
+  await git(`${base}/project`, ["init", "-q", "."]);
+  await git(`${base}/project`, [
+    "-c",
+    "user.email=t@t",
+    "-c",
+    "user.name=t",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "init",
+  ]);
+  return {
+    ...dirs,
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_CLAUDE_CODE: "1",
+    // Belt and braces: should OpenCode still run npm, it fails at once instead of fetching.
+    npm_config_offline: "true",
+    npm_config_registry: "http://127.0.0.1:9/",
+  };
+}
+
+/**
+ * Starts a real OpenCode server.
+ *
+ * @param options Plugins, password, extra environment, tmux, timings.
+ * @returns The server, once it printed its listening line; always `await close()`.
+ * @throws {Error} When the binary is missing or the server does not get ready in time (after
+ *   stopping everything it started).
+ */
+export async function startOpencodeServer(
+  options: OpencodeServerOptions = {},
+): Promise<OpencodeServer> {
+  const bin = opencodeBin();
+  if (!bin) throw new Error("opencode is not installed: run `npm install` (opencode-ai)");
+  const base = await Deno.makeTempDir({ prefix: "muxbridge-opencode-" });
+  const mock = startMockModel({ chunkDelayMs: options.chunkDelayMs ?? 50 });
+  const project = `${base}/project`;
+  let stop: () => Promise<void> = async () => {};
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= closeOnce());
+  const closeOnce = async () => {
+    await stop().catch(() => {});
+    await mock.close().catch(() => {});
+    await Deno.remove(base, { recursive: true }).catch(() => {});
+  };
+  try {
+    const isolated = await prepare(base, mock.baseUrl);
+    const env: Record<string, string> = {
+      ...isolated,
+      ...(options.plugins
+        ? { OPENCODE_CONFIG_CONTENT: JSON.stringify({ plugin: options.plugins }) }
+        : {}),
+      ...(options.password ? { OPENCODE_SERVER_PASSWORD: options.password } : {}),
+      ...options.env,
+    };
+    const serveArgs = ["serve", "--port", "0", "--hostname", "127.0.0.1", ...options.args ?? []];
+    const t0 = performance.now();
+    let pid: number;
+    let paneId: string | undefined;
+    let stdout: () => string;
+    let stderr: () => string;
+
+    if (options.tmux) {
+      const tmux = options.tmux;
+      // Panes get the tmux server's global environment, not their creator's: give it the
+      // isolation (toolchain.md: panes do not inherit the bridge's environment).
+      for (const [k, v] of Object.entries(isolated)) {
+        await tmux.tmux(["set-environment", "-g", k, v]);
+      }
+      const out = `${base}/serve.out`, err = `${base}/serve.err`;
+      await Deno.writeTextFile(out, "");
+      await Deno.writeTextFile(err, "");
+      const info = await tmux.tmux([
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id} #{pane_pid}",
+        // "t:" is session t's next free index; a bare "t" can resolve to an existing window.
+        "-t",
+        "t:",
+        "-c",
+        project,
+        ...Object.entries({ ...env, OC_OUT: out, OC_ERR: err }).flatMap(([k, v]) => [
+          "-e",
+          `${k}=${v}`,
+        ]),
+        "--",
+        "/bin/sh",
+        "-c",
+        'exec "$0" "$@" >"$OC_OUT" 2>"$OC_ERR"',
+        bin,
+        ...serveArgs,
+      ]);
+      const [p, pp] = info.trim().split(" ");
+      paneId = p;
+      pid = Number(pp);
+      const read = (path: string) => () => {
+        try {
+          return Deno.readTextFileSync(path);
+        } catch {
+          return "";
+        }
+      };
+      stdout = read(out);
+      stderr = read(err);
+      stop = async () => {
+        await terminate(pid);
+        await tmux.run(["kill-pane", "-t", p]).catch(() => {});
+      };
+    } else {
+      const child = new Deno.Command(bin, {
+        args: serveArgs,
+        cwd: project,
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      pid = child.pid;
+      let outText = "", errText = "";
+      const collect = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
+        for await (const chunk of s.pipeThrough(new TextDecoderStream())) add(chunk);
+      };
+      const readers = Promise.all([
+        collect(child.stdout, (t) => (outText += t)),
+        collect(child.stderr, (t) => (errText += t)),
+      ]);
+      stdout = () => outText;
+      stderr = () => errText;
+      stop = async () => {
+        await terminate(pid);
+        await child.status;
+        await readers.catch(() => {});
+      };
+    }
+
+    let url = "";
+    const ready = await waitFor(clock, () => {
+      const m = stdout().match(/opencode server listening on (http:\/\/[^\s]+)/);
+      if (m) url = m[1].replace(/\/+$/, "");
+      return m !== null || !processes.alive(pid);
+    }, { deadline: clock.now() + (options.startTimeoutMs ?? 30_000), maxIntervalMs: 50 });
+    if (!ready || !url) {
+      throw new Error(
+        `opencode serve did not get ready (${ready ? "it exited" : "timed out"})\n` +
+          `stdout: ${stdout().slice(-2000)}\nstderr: ${stderr().slice(-2000)}`,
+      );
+    }
+    const startMs = Math.round(performance.now() - t0);
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (options.password) headers.authorization = `Basic ${btoa(`opencode:${options.password}`)}`;
+
+    const request = (method: string, path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(15_000),
+      });
+    const json = async (method: string, path: string, body?: unknown) => {
+      const res = await request(method, path, body);
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+      return text ? JSON.parse(text) : null;
+    };
+    const status = () =>
+      json("GET", "/session/status") as Promise<Record<string, { type: string }>>;
+
+    return {
+      url,
+      pid,
+      bin,
+      project,
+      dir: base,
+      env,
+      ...(paneId ? { paneId } : {}),
+      startMs,
+      mock,
+      stdout,
+      stderr,
+      request,
+      createSession: (body) => json("POST", "/session", body),
+      async prompt(id, text = "hi") {
+        const res = await request("POST", `/session/${id}/prompt_async`, {
+          parts: [{ type: "text", text }],
+        });
+        await res.body?.cancel();
+        if (res.status !== 204) throw new Error(`prompt_async ${id}: HTTP ${res.status}`);
+      },
+      abort: async (id) => void await json("POST", `/session/${id}/abort`),
+      deleteSession: async (id) => void await json("DELETE", `/session/${id}`),
+      status,
+      async waitBusy(id, busy, ms = 20_000) {
+        const ok = await waitFor(clock, async () => ((await status())[id] !== undefined) === busy, {
+          deadline: clock.now() + ms,
+          maxIntervalMs: 100,
+        });
+        if (!ok) throw new Error(`${id} did not become ${busy ? "busy" : "idle"} within ${ms} ms`);
+      },
+      children: () => childrenOf(pid),
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** SIGTERM, up to 5 s for the exit, then SIGKILL. */
+async function terminate(pid: number): Promise<void> {
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch {
+    return; // already gone
+  }
+  const gone = await waitFor(clock, () => !processes.alive(pid), {
+    deadline: clock.now() + 5000,
+    maxIntervalMs: 50,
+  });
+  if (!gone) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone meanwhile */ }
+  }
+}
+
+/**
+ * The direct children of a process (Linux `/proc`).
+ *
+ * @param pid The parent.
+ * @returns Child pids.
+ */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      const text = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/children`);
+      for (const p of text.trim().split(/\s+/)) if (p) out.push(Number(p));
+    }
+  } catch { /* gone */ }
+  return out;
+}
+
+/**
+ * A process's argv (Linux `/proc`), or null when it is gone.
+ *
+ * @param pid The process.
+ * @returns Its arguments.
+ */
+export function cmdline(pid: number): string[] | null {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter((a) => a !== "");
+  } catch {
+    return null;
+  }
+}
