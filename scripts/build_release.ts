@@ -68,16 +68,11 @@ export const TARGETS: readonly Target[] = [
  * The permissions the compiled binary runs with: it runs multiplexer and OpenCode binaries
  * (found on PATH, `HERDR_BIN_PATH` or config), reads env and config, writes its state directory,
  * calls the OpenCode server, and reads the OS's process table. Nothing can prompt (stdin is the
- * bridge's pipe), so every one is granted up front. Same set as the `start` task.
+ * bridge's pipe), so everything is granted up front, and it has to be `--allow-all`: Deno 2.9
+ * refuses `/proc/<pid>/stat` of another process to anything less ("Requires all access"), and
+ * without it a zombie pane program looks alive. Same as the `start` task.
  */
-export const DENO_PERMISSIONS: readonly string[] = [
-  "--allow-run",
-  "--allow-env",
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-sys",
-];
+export const DENO_PERMISSIONS: readonly string[] = ["--allow-all"];
 
 /**
  * Bun's JSC bytecode (`--bytecode`; ESM needs `--format=esm`) trades ~3 MB for a faster start

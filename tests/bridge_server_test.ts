@@ -166,7 +166,7 @@ function leftPane(backend: FakeBackend, paneId: string, sessionId: string, owner
   });
 }
 
-Deno.test("runBridge() reclaims a SIGKILLed bridge's idle and deleted panes as orphan, keeping busy ones and live owners'", async () => {
+Deno.test("runBridge() reclaims a SIGKILLed bridge's idle and deleted panes as orphan, adopts its busy one and keeps live owners'", async () => {
   const backend = createFakeBackend();
   const store = createMemoryStore();
   const server = createFakeOpencode();
@@ -192,14 +192,19 @@ Deno.test("runBridge() reclaims a SIGKILLed bridge's idle and deleted panes as o
   const code = await r.finish();
   assert.equal(code, 0);
   assert.equal(r.out[0].type, "ready");
-  const orphans = r.out.filter((m) => m.type === "pane.closed");
-  assert.deepEqual(orphans.map((m) => m.type === "pane.closed" && [m.sessionID, m.reason]).sort(), [
+  const closed = r.out.filter((m) => m.type === "pane.closed");
+  assert.deepEqual(closed.map((m) => m.type === "pane.closed" && [m.sessionID, m.reason]).sort(), [
+    ["ses_busy", "shutdown"],
     ["ses_deleted", "orphan"],
     ["ses_idle", "orphan"],
   ]);
-  assert.deepEqual([...backend.panes.keys()].sort(), ["%11", "%13", "%14"]);
-  assert.deepEqual([...store.records.values()].map((x) => x.paneId).sort(), ["%11", "%13", "%14"]);
-  assert.deepEqual(r.out.at(-1), { type: "bye", closed: 0 });
+  // The busy one was taken over (pane.opened), so this bridge closed it at its own exit.
+  assert.deepEqual(r.out.filter((m) => m.type === "pane.opened"), [
+    { type: "pane.opened", sessionID: "ses_busy", paneId: "%11", backend: "tmux" },
+  ]);
+  assert.deepEqual([...backend.panes.keys()].sort(), ["%13", "%14"]);
+  assert.deepEqual([...store.records.values()].map((x) => x.paneId).sort(), ["%13", "%14"]);
+  assert.deepEqual(r.out.at(-1), { type: "bye", closed: 1 });
 });
 
 Deno.test("runBridge() keeps an orphan when the server refuses the credentials", async () => {

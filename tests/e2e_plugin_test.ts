@@ -99,7 +99,7 @@ async function runCli(args: string[], env: Record<string, string>) {
 
 Deno.test({
   name:
-    "real OpenCode + plugin + tmux: a child's pane runs `opencode attach`, closes on idle, reopens, closes on delete; cleanup reclaims a SIGKILLed bridge's pane",
+    "real OpenCode + plugin + tmux: a child's pane runs `opencode attach`, closes on idle, reopens, closes on delete; after a SIGKILL the restarted bridge adopts the busy child's pane and closes it on idle",
   ignore,
   async fn() {
     const t0 = performance.now();
@@ -226,7 +226,8 @@ Deno.test({
       );
       s.mock.release();
 
-      // A bridge killed with SIGKILL leaves its pane behind; `muxbridge cleanup` reclaims it.
+      // A bridge killed with SIGKILL leaves its pane behind; the plugin restarts the bridge, which
+      // takes the busy child's pane over (pane.opened for the same pane) and closes it on idle.
       const child2 = await s.createSession({ title: "e2e orphan", parentID: parent.id });
       const [orphan] = (await panesBecome("child2's pane", child2.id, 1)).ids;
       s.mock.hold();
@@ -244,6 +245,14 @@ Deno.test({
       );
       timings.killToRestartedReady = Math.round(performance.now() - tKill);
       for (const pid of s.children()) if (cmdline(pid)?.includes("bridge")) bridgePids.add(pid);
+      await until(
+        "the restarted bridge to adopt the busy child's pane",
+        () =>
+          bridgeSaid(readText(log)).some((m) =>
+            m.type === "pane.opened" && m.sessionID === child2.id && m.paneId === orphan
+          ),
+        context,
+      );
       assert.deepEqual(await panesOf(child2.id), [orphan], "the orphan survived its bridge");
 
       const cliEnv = {
@@ -253,27 +262,30 @@ Deno.test({
         MUXBRIDGE_STATE_DIR: state,
         XDG_CONFIG_HOME: `${work}/xdg`,
       };
-      const busy = await runCli(["cleanup", "--json"], cliEnv);
-      assert.equal(busy.code, 0, busy.stderr);
-      const kept = JSON.parse(busy.stdout);
+      const tCleanup = performance.now();
+      const cleanup = await runCli(["cleanup", "--json"], cliEnv);
+      timings.cleanupCli = Math.round(performance.now() - tCleanup);
+      assert.equal(cleanup.code, 0, cleanup.stderr);
+      const report = JSON.parse(cleanup.stdout);
       assert.deepEqual(
-        kept.kept.map((e: Record<string, string>) => [e.paneId, e.reason]),
-        [[orphan, "session busy"]],
+        report.kept.map((e: Record<string, string>) => [e.paneId, e.reason]),
+        [[orphan, "owner running"]],
+        "the adopted pane belongs to the running bridge now",
       );
-      assert.deepEqual(kept.closed, []);
+      assert.deepEqual(report.closed, []);
 
       s.mock.release();
       await s.waitBusy(child2.id, false, 60_000);
-      const tCleanup = performance.now();
-      const idle = await runCli(["cleanup", "--json"], cliEnv);
-      timings.cleanupCli = Math.round(performance.now() - tCleanup);
-      assert.equal(idle.code, 0, idle.stderr);
-      const report = JSON.parse(idle.stdout);
-      assert.deepEqual(
-        report.closed.map((e: Record<string, string>) => [e.paneId, e.sessionId, e.reason]),
-        [[orphan, child2.id, "session idle"]],
+      await until(
+        "the restarted bridge to close the adopted pane on idle",
+        async () => (await panesOf(child2.id)).length === 0,
+        context,
       );
-      assert.deepEqual(await panesOf(child2.id), [], "cleanup closed the orphan");
+      await until(
+        "pane.closed idle for the adopted pane",
+        () => said("pane.closed", child2.id, "idle").length === 1,
+        context,
+      );
 
       // OpenCode's own output carries nothing from the plugin or the bridge.
       assert.deepEqual(

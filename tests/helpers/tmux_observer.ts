@@ -1,14 +1,16 @@
 /**
- * Watches every layout change of a tmux session as it happens: a control-mode client
- * (`tmux -C attach`) receives `%layout-change @W <layout> …` for each change to any window of
- * the session, so a pane that was resized even for a moment shows up, which polling could
- * miss. A control client without a size of its own does not resize the session's windows
- * (observed live, tmux 3.3a: a 120x40 window stayed 120x40).
+ * Watches every layout change of a tmux server as it happens: a global `window-layout-changed`
+ * hook appends `@W <layout>` to a file for each change to any window, so a pane that was resized
+ * even for a moment shows up, which polling could miss. The hook fires from the same tmux
+ * notification that control mode's `%layout-change` does.
+ *
+ * Not a control-mode client: with one attached, tmux 3.3a's server crashed (every session lost)
+ * when a window was destroyed right after its active pane changed — seen live while
+ * benchmarking, and twice in full-suite runs while this observer was a control client.
  *
  * @module
  */
 
-import { until } from "./real_life.ts";
 import type { TmuxServer } from "./tmux_server.ts";
 
 /** Where a pane is and how big: `left,top widthxheight`. */
@@ -26,10 +28,7 @@ export interface LayoutChange {
 export interface TmuxObserver {
   /** Every change so far, in order. */
   changes: LayoutChange[];
-  /**
-   * Waits until every notification tmux sent before this call has arrived (a command's reply
-   * comes after them on the same stream), then stops the client.
-   */
+  /** Removes the hook and reads every change recorded so far into `changes`. */
   stop(): Promise<void>;
 }
 
@@ -49,56 +48,36 @@ export function layoutPanes(layout: string): Map<string, Geometry> {
 }
 
 /**
- * Attaches a control-mode client to session `t` of the server.
+ * Installs the layout hook on the server.
  *
  * @param server The private server.
  * @returns The observer; always `stop()` it.
  */
 export async function observeLayouts(server: TmuxServer): Promise<TmuxObserver> {
-  const child = new Deno.Command("tmux", {
-    args: ["-L", server.socketName, "-C", "attach", "-t", "t"],
-    env: server.env,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
+  const file = `${server.dir}/layout-changes.log`;
+  await Deno.writeTextFile(file, "");
+  // run-shell without -b: the server runs each hook to its end before going on, so lines keep
+  // the order of the changes and every change is written before a later command returns.
+  await server.tmux([
+    "set-hook",
+    "-g",
+    "window-layout-changed",
+    `run-shell "printf '%s %s\\n' '#{window_id}' '#{window_layout}' >> '${file}'"`,
+  ]);
   const changes: LayoutChange[] = [];
-  let attached = false;
-  let synced = false;
-  const reading = (async () => {
-    let buf = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const m = /^%layout-change (@\d+) (\S+)/.exec(line);
-        if (m) changes.push({ window: m[1], panes: layoutPanes(m[2]) });
-        if (line.startsWith("%session-changed")) attached = true;
-        if (line === "muxbridge-observer-sync") synced = true;
-      }
-    }
-  })();
-  const stop = async () => {
-    try {
-      await writer.write(new TextEncoder().encode("display-message -p muxbridge-observer-sync\n"));
-      await until("the control client to catch up", () => synced);
-    } finally {
-      await writer.close().catch(() => {});
-      try {
-        child.kill("SIGTERM");
-      } catch { /* exited with its input */ }
-      await child.status;
-      await reading;
+  const read = async () => {
+    changes.length = 0;
+    for (const line of (await Deno.readTextFile(file)).split("\n")) {
+      const m = /^(@\d+) (\S+)$/.exec(line);
+      if (m) changes.push({ window: m[1], panes: layoutPanes(m[2]) });
     }
   };
-  try {
-    await until("the control client to attach", () => attached);
-  } catch (err) {
-    await stop().catch(() => {});
-    throw err;
-  }
-  return { changes, stop };
+  const stop = async () => {
+    await server.run(["set-hook", "-gu", "window-layout-changed"]).catch(() => {});
+    await read();
+  };
+  return {
+    changes,
+    stop,
+  };
 }
