@@ -16,16 +16,17 @@
  */
 
 import semver from "semver";
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
+import {
+  type Backend,
+  type BackendDeps,
+  type Capabilities,
+  type Check,
+  failedCheck,
+  type LayoutResult,
+  type PaneInfo,
+  type ProbeResult,
+  type SpawnedPane,
+  type SpawnRequest,
 } from "../lib/backend.ts";
 import { MuxError, toMuxError } from "../lib/errors.ts";
 import {
@@ -374,16 +375,12 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
-    const fail = (name: string, err: unknown): Check => {
-      const e = toMuxError(err);
-      return { name, status: "fail", detail: e.message, ...(e.hint ? { hint: e.hint } : {}) };
-    };
     let found: { version: string; text: string; features: SplitFeatures };
     try {
       found = await ensure(signal);
     } catch (err) {
       const e = toMuxError(err);
-      const check = fail(e.code === "binary_not_found" ? "cmux binary" : "cmux version", e);
+      const check = failedCheck(e.code === "binary_not_found" ? "cmux binary" : "cmux version", e);
       if (e.code === "unparseable_output") check.status = "warn";
       checks.push(check);
       return checks;
@@ -413,7 +410,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
         detail: `workspace ${ctx.workspace}, surface ${ctx.caller}`,
       });
     } catch (err) {
-      checks.push(fail("cmux identity", err));
+      checks.push(failedCheck("cmux identity", err));
       return checks;
     }
     try {
@@ -435,7 +432,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
           },
       );
     } catch (err) {
-      const check = fail("cmux socket", err);
+      const check = failedCheck("cmux socket", err);
       check.hint ??= SOCKET_HINT;
       checks.push(check);
     }

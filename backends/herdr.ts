@@ -24,20 +24,21 @@
  */
 
 import semver from "semver";
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
+import {
+  type Backend,
+  type BackendDeps,
+  type Capabilities,
+  type Check,
+  failedCheck,
+  type LayoutRequest,
+  type LayoutResult,
+  type PaneInfo,
+  type ProbeResult,
+  type SpawnedPane,
+  type SpawnRequest,
 } from "../lib/backend.ts";
 import type { LayoutName } from "../lib/config.ts";
-import { isMuxError, MuxError } from "../lib/errors.ts";
+import { MuxError } from "../lib/errors.ts";
 import { describeArgv } from "../lib/exec.ts";
 import {
   cleanTitle,
@@ -339,12 +340,6 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
-    const failed = (name: string, err: unknown, hint?: string): Check => ({
-      name,
-      status: "fail",
-      detail: err instanceof Error ? err.message : String(err),
-      hint: (isMuxError(err) ? err.hint : undefined) ?? hint,
-    });
     const skip = (why: string) => {
       for (const name of ["herdr version", "herdr server", "herdr anchor"]) {
         if (!checks.some((c) => c.name === name)) {
@@ -355,11 +350,11 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     };
     const raw = await herdr.version(signal).catch((err) => err as Error);
     if (raw instanceof Error) {
-      checks.push(failed("herdr binary", raw));
+      checks.push(failedCheck("herdr binary", raw));
       return skip("no herdr binary");
     }
     if (raw.code !== 0) {
-      checks.push(failed("herdr binary", herdrError("read the herdr version", raw)));
+      checks.push(failedCheck("herdr binary", herdrError("read the herdr version", raw)));
       return skip("herdr --version failed");
     }
     checks.push({
@@ -374,7 +369,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
         detail: `${gateVersion(raw.stdout, raw.argv)} >= ${HERDR_MIN_VERSION}`,
       });
     } catch (err) {
-      checks.push(failed("herdr version", err));
+      checks.push(failedCheck("herdr version", err));
       return skip("unsupported herdr version");
     }
     try {
@@ -385,7 +380,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
         detail: `the server on ${herdr.target} answers with ${panes.length} panes`,
       });
     } catch (err) {
-      checks.push(failed("herdr server", err));
+      checks.push(failedCheck("herdr server", err));
       return skip("no herdr server");
     }
     const a = anchor();
@@ -408,7 +403,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
           },
         );
       } catch (err) {
-        checks.push(failed("herdr anchor", err, ANCHOR_HINT));
+        checks.push(failedCheck("herdr anchor", err, ANCHOR_HINT));
       }
     }
     return checks;

@@ -12,17 +12,18 @@
  */
 
 import semver from "semver";
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
+import {
+  type Backend,
+  type BackendDeps,
+  type Capabilities,
+  type Check,
+  failedCheck,
+  type LayoutRequest,
+  type LayoutResult,
+  type PaneInfo,
+  type ProbeResult,
+  type SpawnedPane,
+  type SpawnRequest,
 } from "../lib/backend.ts";
 import { waitFor } from "../lib/clock.ts";
 import type { LayoutName } from "../lib/config.ts";
@@ -288,17 +289,13 @@ export function createKittyBackend(deps: BackendDeps): Backend {
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
-    const fail = (name: string, err: unknown, hint?: string): Check => {
-      const e = toMuxError(err);
-      return { name, status: "fail", detail: e.message, hint: e.hint ?? hint };
-    };
     let found: KittyProgram;
     try {
       found = await program(signal);
     } catch (err) {
       const e = toMuxError(err);
       const name = e.code === "binary_not_found" ? "kitty binary" : "kitty version";
-      const check = fail(name, e);
+      const check = failedCheck(name, e);
       if (e.code === "unparseable_output") check.status = "warn";
       checks.push(check);
       for (const other of ["kitty remote control", "kitty anchor"]) {
@@ -336,7 +333,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
         detail: `answers on ${address} (${windows} windows)`,
       });
     } catch (err) {
-      checks.push(fail("kitty remote control", err, REMOTE_CONTROL_HINT));
+      checks.push(failedCheck("kitty remote control", err, REMOTE_CONTROL_HINT));
       checks.push({
         name: "kitty anchor",
         status: "fail",

@@ -10,17 +10,18 @@
  */
 
 import semver from "semver";
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
+import {
+  type Backend,
+  type BackendDeps,
+  type Capabilities,
+  type Check,
+  failedCheck,
+  type LayoutRequest,
+  type LayoutResult,
+  type PaneInfo,
+  type ProbeResult,
+  type SpawnedPane,
+  type SpawnRequest,
 } from "../lib/backend.ts";
 import { isMuxError, MuxError } from "../lib/errors.ts";
 import { describeArgv } from "../lib/exec.ts";
@@ -432,22 +433,16 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
-    const failed = (name: string, err: unknown, hint?: string): Check => ({
-      name,
-      status: "fail",
-      detail: err instanceof Error ? err.message : String(err),
-      hint: (isMuxError(err) ? err.hint : undefined) ?? hint,
-    });
     const raw = await tmux.version(signal).catch((err) => err as Error);
     if (raw instanceof Error) {
-      checks.push(failed("tmux binary", raw));
+      checks.push(failedCheck("tmux binary", raw));
       for (const name of ["tmux version", "tmux server", "tmux anchor"]) {
         checks.push({ name, status: "fail", detail: "not checked: no tmux binary" });
       }
       return checks;
     }
     if (raw.code !== 0) {
-      checks.push(failed("tmux binary", tmuxError("read the tmux version", raw)));
+      checks.push(failedCheck("tmux binary", tmuxError("read the tmux version", raw)));
     } else {
       checks.push({
         name: "tmux binary",
@@ -463,7 +458,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       });
     } catch (err) {
       // A version text muxbridge cannot read may still be a usable (custom) build.
-      const check = failed("tmux version", err);
+      const check = failedCheck("tmux version", err);
       if (isMuxError(err, "unparseable_output")) check.status = "warn";
       checks.push(check);
     }
@@ -476,13 +471,13 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         detail: `tmux ${await serverVersion(signal)} answers on ${where}`,
       });
     } catch (err) {
-      checks.push(failed("tmux server", err));
+      checks.push(failedCheck("tmux server", err));
     }
     try {
       const { anchor } = await anchorSession(signal);
       checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${anchor}` });
     } catch (err) {
-      checks.push(failed("tmux anchor", err, ANCHOR_HINT));
+      checks.push(failedCheck("tmux anchor", err, ANCHOR_HINT));
     }
     return checks;
   };

@@ -21,19 +21,20 @@
  */
 
 import semver from "semver";
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
+import {
+  type Backend,
+  type BackendDeps,
+  type Capabilities,
+  type Check,
+  failedCheck,
+  type LayoutRequest,
+  type LayoutResult,
+  type PaneInfo,
+  type ProbeResult,
+  type SpawnedPane,
+  type SpawnRequest,
 } from "../lib/backend.ts";
-import { isMuxError, MuxError } from "../lib/errors.ts";
+import { MuxError } from "../lib/errors.ts";
 import { describeArgv } from "../lib/exec.ts";
 import {
   cleanTitle,
@@ -319,22 +320,16 @@ export function createZellijBackend(deps: BackendDeps): Backend {
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
-    const failed = (name: string, err: unknown, hint?: string): Check => ({
-      name,
-      status: "fail",
-      detail: err instanceof Error ? err.message : String(err),
-      hint: (isMuxError(err) ? err.hint : undefined) ?? hint,
-    });
     const raw = await zellij.version(signal).catch((err) => err as Error);
     if (raw instanceof Error) {
-      checks.push(failed("zellij binary", raw));
+      checks.push(failedCheck("zellij binary", raw));
       for (const name of ["zellij version", "zellij session", "zellij anchor"]) {
         checks.push({ name, status: "fail", detail: "not checked: no zellij binary" });
       }
       return checks;
     }
     if (raw.code !== 0) {
-      checks.push(failed("zellij binary", zellijError("read the zellij version", raw)));
+      checks.push(failedCheck("zellij binary", zellijError("read the zellij version", raw)));
     } else {
       checks.push({
         name: "zellij binary",
@@ -358,7 +353,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
         }),
       });
     } catch (err) {
-      checks.push(failed("zellij version", err));
+      checks.push(failedCheck("zellij version", err));
     }
     if (!versionOk) {
       for (const name of ["zellij session", "zellij anchor"]) {
@@ -382,7 +377,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
           : {}),
       });
     } catch (err) {
-      checks.push(failed("zellij session", err));
+      checks.push(failedCheck("zellij session", err));
       checks.push({ name: "zellij anchor", status: "fail", detail: "not checked: no session" });
       return checks;
     }
@@ -400,7 +395,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
           : { name: "zellij anchor", status: "pass", detail: `panes open in tab ${tab}` },
       );
     } catch (err) {
-      checks.push(failed("zellij anchor", err, ANCHOR_HINT));
+      checks.push(failedCheck("zellij anchor", err, ANCHOR_HINT));
     }
     return checks;
   };

@@ -14,6 +14,7 @@
 
 import type { ChannelOpener } from "./channel.ts";
 import type { Clock } from "./clock.ts";
+import { toMuxError } from "./errors.ts";
 import type { Config, LayoutName } from "./config.ts";
 import type { Runner } from "./exec.ts";
 import type { BackendName, EnvLookup, Identity } from "./identity.ts";
@@ -129,6 +130,20 @@ export interface Check {
   detail: string;
   /** What to do about a warn or fail. */
   hint?: string;
+}
+
+/**
+ * A failed `doctor` check from anything thrown: its message, and its own hint or the given one.
+ *
+ * @param name What was checked.
+ * @param err What was thrown.
+ * @param hint The hint when the error has none.
+ * @returns The check.
+ */
+export function failedCheck(name: string, err: unknown, hint?: string): Check {
+  const e = toMuxError(err);
+  const h = e.hint ?? hint;
+  return { name, status: "fail", detail: e.message, ...(h ? { hint: h } : {}) };
 }
 
 /** A multiplexer backend. */
