@@ -18,6 +18,10 @@ if [ -n "$need" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
 fi
 
-echo "setup: installing npm packages (deno, zod, semver, opencode-ai)"
-npm ci --no-audit --no-fund --loglevel=error
+echo "setup: installing npm packages (deno, bun, zod, semver, opencode-ai)"
+# `npm install`, not `npm ci`: the npm registry our machines reach lacks some of opencode-ai's
+# optional per-platform packages (opencode-darwin-arm64@1.18.33 answers 404), so the lock file
+# cannot list them and `npm ci` refuses it as out of sync; `npm install` skips optional packages
+# it cannot get. The versions are pinned in package.json and package-lock.json either way.
+npm install --no-audit --no-fund --loglevel=error
 ./node_modules/.bin/deno --version | head -1

@@ -14,7 +14,7 @@ const bun = `${root}node_modules/.bin/bun`;
 const probe = `${root}tests/helpers/exec_probe.ts`;
 const clock = createRealClock();
 const hasBun = existsSync(bun);
-if (!hasBun) console.log(`exec_bun_test: skipped, ${bun} is missing (run npm ci)`);
+if (!hasBun) console.log(`exec_bun_test: skipped, ${bun} is missing (run scripts/setup.sh)`);
 
 type Line = Record<string, unknown> & { name: string };
 
