@@ -11,6 +11,7 @@ import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
 import { parseInvocation } from "./lib/cli.ts";
+import { createChannelOpener } from "./lib/channel.ts";
 import { createRealClock } from "./lib/clock.ts";
 import type { CliDeps } from "./lib/commands/_command.ts";
 import { COMMANDS } from "./lib/commands/mod.ts";
@@ -74,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
   const deps: CliDeps = {
     env: (name) => process.env[name],
     run: createRunner(),
+    openChannel: createChannelOpener(),
     clock: createRealClock(),
     processes: createProcesses(),
     fetch: (input, init) => fetch(input, init),

@@ -178,8 +178,9 @@ function gateVersion(stdout: string, argv: readonly string[]): string {
  * ```
  */
 export function createTmuxBackend(deps: BackendDeps): Backend {
-  const tmux = createTmuxCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
+  // The control channel attaches to the anchor's session (see _command.ts).
+  const tmux = createTmuxCommand(deps, { attachTarget: () => anchorRef() });
   let resolvedAnchor: { ref: string; paneId: string } | undefined;
 
   /**
@@ -511,5 +512,6 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     },
     applyLayout,
     doctor,
+    dispose: () => tmux.close(),
   };
 }

@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { ChannelOpener } from "./channel.ts";
 import type { Clock } from "./clock.ts";
 import type { Config, LayoutName } from "./config.ts";
 import type { Runner } from "./exec.ts";
@@ -22,6 +23,8 @@ import type { Logger } from "./log.ts";
 export interface BackendDeps {
   /** The exec seam. */
   run: Runner;
+  /** The seam for long-lived programs (a control channel); absent: one process per command. */
+  openChannel?: ChannelOpener;
   /** The environment lookup. */
   env: EnvLookup;
   /** The clock. */

@@ -15,7 +15,7 @@ import type { Backend } from "./backend.ts";
 import type { CleanupReport } from "./cleanup.ts";
 import type { Config } from "./config.ts";
 import { isMuxError, toMuxError } from "./errors.ts";
-import { readLines } from "./line_reader.ts";
+import { readLineBatches } from "./line_reader.ts";
 import type { Logger } from "./log.ts";
 import {
   type Hello,
@@ -124,34 +124,38 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
 
   const reading = (async () => {
-    for await (const item of readLines(io.input, MAX_LINE_BYTES)) {
-      if (stopping) break;
-      if (item.kind === "too_long") {
-        emit({
-          type: "error",
-          code: "line_too_long",
-          message: `Cannot use line: ${item.bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit`,
-          line: item.lineNo,
-        });
-        continue;
+    // Lines come in batches (one per input chunk): the hot path for noise is a plain loop.
+    for await (const batch of readLineBatches(io.input, MAX_LINE_BYTES)) {
+      for (const item of batch) {
+        if (stopping) return "stopping";
+        if (item.kind === "too_long") {
+          emit({
+            type: "error",
+            code: "line_too_long",
+            message:
+              `Cannot use line: ${item.bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit`,
+            line: item.lineNo,
+          });
+          continue;
+        }
+        if (item.kind === "bad_utf8") {
+          emit({
+            type: "error",
+            code: "invalid_utf8",
+            message: "Cannot use line: not valid UTF-8",
+            line: item.lineNo,
+          });
+          continue;
+        }
+        if (isBlank(item.line)) continue;
+        const inbound = parseLine(item.line);
+        if (inbound.kind === "ignored") {
+          ignored++;
+          continue;
+        }
+        if (inbound.kind === "shutdown") return "bridge.shutdown";
+        await handle(deps, session, inbound, item.lineNo, emit);
       }
-      if (item.kind === "bad_utf8") {
-        emit({
-          type: "error",
-          code: "invalid_utf8",
-          message: "Cannot use line: not valid UTF-8",
-          line: item.lineNo,
-        });
-        continue;
-      }
-      if (item.line.trim() === "") continue;
-      const inbound = parseLine(item.line);
-      if (inbound.kind === "ignored") {
-        ignored++;
-        continue;
-      }
-      if (inbound.kind === "shutdown") return "bridge.shutdown";
-      await handle(deps, session, inbound, item.lineNo, emit);
     }
     return "end of input";
   })();
@@ -220,6 +224,13 @@ async function reclaim(
   } catch (err) {
     deps.log.error(`start-up cleanup failed: ${(err as Error).stack ?? err}`);
   }
+}
+
+/** An empty or all-whitespace line (checked without allocating for the usual `{…` line). */
+function isBlank(line: string): boolean {
+  if (line.length === 0) return true;
+  const c = line.charCodeAt(0);
+  return c <= 32 || c === 0xa0 || c === 0xfeff || c >= 0x1680 ? line.trim() === "" : false;
 }
 
 function emitReady(emit: (m: OutMessage) => void, version: string, selection: Selection): void {

@@ -32,6 +32,9 @@ export const TmuxConfigSchema = z.strictObject({
   target: z.string().min(1).optional().describe(
     "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
   ),
+  control_mode: z.boolean().default(false).describe(
+    "Send commands through a tmux control-mode client (`tmux -C`, tmux >= 3.2) while panes open, instead of one tmux process per command. Off by default: tmux 3.3a's server can crash when a window closes while a control client is attached (muxbridge detaches it before closing panes, but a pane that ends on its own meanwhile can still trigger it)",
+  ),
 }).prefault({}).describe("tmux backend");
 
 /**

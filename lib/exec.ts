@@ -15,6 +15,7 @@ import { Buffer } from "node:buffer";
 import { spawn as nodeSpawn } from "node:child_process";
 import { constants } from "node:os";
 import process from "node:process";
+import { createRealClock } from "./clock.ts";
 import { MuxError } from "./errors.ts";
 
 /** Options of one program run. */
@@ -100,6 +101,7 @@ interface Killable {
  * after the child is killed, and waiting for it would break the timeout's promise.
  */
 function arm(child: Killable, opts: RunOptions) {
+  const clock = createRealClock();
   let reason: "timed_out" | "interrupted" | undefined;
   const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const disposers: Array<() => void> = [];
@@ -110,20 +112,19 @@ function arm(child: Killable, opts: RunOptions) {
     try {
       child.kill("SIGTERM");
     } catch { /* already gone */ }
-    const escalate = AbortSignal.timeout(grace);
-    const onEscalate = () => {
+    const escalate = clock.setTimeout(() => {
       try {
         child.kill("SIGKILL");
       } catch { /* already gone */ }
       giveUp.abort();
-    };
-    escalate.addEventListener("abort", onEscalate, { once: true });
-    disposers.push(() => escalate.removeEventListener("abort", onEscalate));
+    }, grace);
+    disposers.push(() => clock.clearTimeout(escalate));
   };
-  const timeout = AbortSignal.timeout(opts.timeoutMs);
-  const onTimeout = () => kill("timed_out");
-  timeout.addEventListener("abort", onTimeout, { once: true });
-  disposers.push(() => timeout.removeEventListener("abort", onTimeout));
+  // Cleared when the program ends: an `AbortSignal.timeout` cannot be cancelled, so every call
+  // left a timer that woke an idle bridge `timeoutMs` later (bench/idle.ts: 7–10 wakeups in the
+  // 10 s after start-up, 2 once they had fired).
+  const timeout = clock.setTimeout(() => kill("timed_out"), opts.timeoutMs);
+  disposers.push(() => clock.clearTimeout(timeout));
   if (opts.signal) {
     const onAbort = () => kill("interrupted");
     if (opts.signal.aborted) onAbort();

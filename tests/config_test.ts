@@ -40,7 +40,7 @@ Deno.test("resolveConfig() gives the contract's defaults with no file, env or fl
 
 Deno.test("resolveConfig() fills every backend section with its defaults", () => {
   const config = resolveConfig({ env: noEnv });
-  assert.deepEqual(config.tmux, { bin: "tmux" });
+  assert.deepEqual(config.tmux, { bin: "tmux", control_mode: false });
   assert.deepEqual(config.zellij, { bin: "zellij" });
   assert.deepEqual(config.herdr, {});
   assert.deepEqual(config.kitty, {});
@@ -136,7 +136,12 @@ Deno.test("resolveConfig() merges a section key by key across layers", () => {
     file: { ...FILE, data: { tmux: { socket_name: "work", bin: "/usr/local/bin/tmux" } } },
     hello: { tmux: { target: "%3" } },
   });
-  assert.deepEqual(config.tmux, { bin: "/usr/local/bin/tmux", socket_name: "work", target: "%3" });
+  assert.deepEqual(config.tmux, {
+    bin: "/usr/local/bin/tmux",
+    control_mode: false,
+    socket_name: "work",
+    target: "%3",
+  });
 });
 
 Deno.test("resolveConfig() lets a later layer replace one key of a section", () => {

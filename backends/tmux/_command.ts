@@ -1,6 +1,16 @@
 /**
- * Private to the tmux backend: how one tmux command line is run (server flags first, timeout and
- * signal always) and what a failed exit means.
+ * Private to the tmux backend: how tmux commands are sent and what a failure means.
+ *
+ * Three ways, chosen per call:
+ * 1. the control-mode channel (`_control.ts`): a write to a pipe, no process start; used when
+ *    `tmux.control_mode` is on and a channel seam is given;
+ * 2. a tmux process per call with the commands on its argv (server flags first, timeout and
+ *    signal always) — the fallback when the channel cannot start or died twice;
+ * 3. for commands carrying a pane's environment (`-e NAME=value`, credentials): a tmux process
+ *    running `source-file -` with the commands on its stdin, so the values never appear on any
+ *    process's argv (`ps` shows every argv on the machine).
+ *
+ * Paths 1 and 3 write tmux's command language, quoted by {@linkcode quoteArgument}.
  *
  * @module
  */
@@ -10,6 +20,8 @@ import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
+import type { TimerId } from "../../lib/clock.ts";
+import { connectControl, type ControlClient } from "./_control.ts";
 
 /** One tmux command: its name and arguments, unescaped. */
 export type TmuxArgs = readonly string[];
@@ -40,6 +52,90 @@ export function escapeArgument(arg: string): string {
 export function joinCommands(commands: readonly TmuxArgs[]): string[] {
   return commands.flatMap((c, i) => [...(i === 0 ? [] : [";"]), ...c.map(escapeArgument)]);
 }
+
+/** Arguments written bare in the command language: command names, flags and plain words. */
+const BARE = /^(?:[A-Za-z0-9][A-Za-z0-9_-]*|-[A-Za-z0-9]+|--)$/;
+
+/** The escapes tmux's parser knows inside double quotes (man tmux, PARSING SYNTAX). */
+const NAMED: Record<string, string> = {
+  "\\": "\\\\",
+  '"': '\\"',
+  "$": "\\$",
+  "~": "\\~",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+  "\x1b": "\\e",
+};
+
+/**
+ * Quotes one argument for tmux's command language (control mode, `source-file`), so the parser
+ * turns it back into exactly `arg`. Inside double quotes tmux expands `$VAR`, a leading `~` and
+ * `\` escapes (man tmux, PARSING SYNTAX, 3.3a); each of those is escaped, line breaks and other
+ * control characters become `\n`, `\r`, `\t`, `\e` or three-digit octal escapes, so the result
+ * is always one line. Everything else (UTF-8, `#`, `;`, `'`, `{`, `}`, `%`) is literal inside
+ * double quotes. Format expansion (`#{…}`) is a later, per-option step (`escapeFormat`).
+ *
+ * @param arg A literal argument.
+ * @returns The argument, bare when it is a plain word, else double-quoted.
+ * @throws {MuxError} `invalid_argument` for a NUL or a lone surrogate (tmux strings are C
+ *   strings of UTF-8; neither can arrive intact).
+ *
+ * @example
+ * ```ts
+ * import { quoteArgument } from "./_command.ts";
+ * quoteArgument("a $(b) \"c\"\n"); // "\"a \\$(b) \\\"c\\\"\\n\""
+ * ```
+ */
+export function quoteArgument(arg: string): string {
+  if (BARE.test(arg)) return arg;
+  if (arg.includes("\0") || !arg.isWellFormed()) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot send ${JSON.stringify(arg.slice(0, 80))} to tmux: it holds a NUL or a lone surrogate`,
+    );
+  }
+  let out = '"';
+  for (const ch of arg) {
+    const named = NAMED[ch];
+    if (named !== undefined) out += named;
+    else if (ch < " " || ch === "\x7f") {
+      out += `\\${ch.charCodeAt(0).toString(8).padStart(3, "0")}`;
+    } else out += ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * Writes commands as one line of tmux's command language, joined by ` ; ` (a failing command
+ * ends the sequence, as on argv).
+ *
+ * @param commands The commands, unescaped.
+ * @returns The line, without a newline.
+ * @throws {MuxError} `invalid_argument` from {@linkcode quoteArgument}.
+ */
+export function commandLine(commands: readonly TmuxArgs[]): string {
+  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
+}
+
+/**
+ * The commands as shown in messages and logs: each `-e NAME=value` value replaced, so a
+ * credential never reaches a log line, `pane.failed` or an error's argv.
+ *
+ * @param args Arguments.
+ * @returns The arguments with environment values hidden.
+ */
+export function redactArgs(args: readonly string[]): string[] {
+  return args.map((a, i) => (i > 0 && args[i - 1] === "-e" ? a.replace(/=.*$/s, "=…") : a));
+}
+
+/** Whether the commands pass an environment to a pane (`-e`), hence must stay off argv. */
+function carriesEnv(commands: readonly TmuxArgs[]): boolean {
+  return commands.some((c) => c.includes("-e"));
+}
+
+/** Commands that must not run twice: each opens a pane (a lost answer is not retried). */
+const OPENS = new Set(["split-window", "splitw", "new-window", "neww"]);
 
 /** Why a tmux command failed, read from its stderr. */
 export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "other";
@@ -123,6 +219,9 @@ export function serverFlags(deps: BackendDeps): string[] {
   return socket ? ["-S", validateTarget("tmux socket path", socket)] : [];
 }
 
+/** How the last command was sent (for `doctor`, benchmarks and tests). */
+export type TmuxTransport = "control" | "cli";
+
 /** Runs tmux command lines for one backend. */
 export interface TmuxCommand {
   /** The binary. */
@@ -133,29 +232,87 @@ export interface TmuxCommand {
   version(signal?: AbortSignal): Promise<TmuxRun>;
   /** Runs and returns stdout, throwing {@linkcode tmuxError} on a non-zero exit. */
   must(action: string, commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<string>;
+  /** How commands go now: `control` while a channel is connected, else `cli`. */
+  transport(): TmuxTransport;
+  /** Ends the control channel, if any. Never throws. */
+  close(): Promise<void>;
 }
+
+/** Options of {@linkcode createTmuxCommand}. */
+export interface TmuxCommandOptions {
+  /**
+   * The pane, window or session the control client attaches next to (its session is resolved
+   * to a `$N` id first: attaching to a pane or window target would select it and move the
+   * user's focus, observed live on 3.3a). Undefined: no channel for now.
+   */
+  attachTarget?: () => string | undefined;
+}
+
+/** A channel may fail (not start, or die) this many times before processes are used for good. */
+const CHANNEL_STARTS = 2;
+
+/** An idle channel is detached after this long, so a control client is attached only in bursts. */
+const CHANNEL_IDLE_MS = 1000;
+
+/**
+ * Commands that make panes end. tmux 3.3a's server crashes (SIGSEGV, every session lost) when a
+ * control client is attached and a window is destroyed right after its active pane changed: the
+ * deferred `%window-pane-changed` notification dereferences the window's NULL active pane
+ * (`control_notify_window_pane_changed`, control-notify.c, no NULL check in 3.3a; newer code
+ * checks it). Observed live: 3 of 6 shutdowns of 50 panes with the channel attached crashed the
+ * server (bench/burst.ts; dmesg "tmux: server … segfault at 0", the faulting code reads
+ * `w->active->id`). So the channel is detached before any of these run, and stays detached
+ * until the next command that opens a pane.
+ */
+const ENDS_PANES = new Set([
+  "send-keys",
+  "send",
+  "kill-pane",
+  "killp",
+  "kill-window",
+  "killw",
+  "kill-session",
+  "kill-server",
+  "respawn-pane",
+  "respawnp",
+  "respawn-window",
+  "respawnw",
+]);
 
 /**
  * Creates the command runner of a tmux backend.
  *
- * @param deps The backend's deps (runner, config).
+ * @param deps The backend's deps (runner, channel seam, clock, config, log).
+ * @param options Where a control channel attaches.
  * @returns The runner.
  */
-export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
+export function createTmuxCommand(
+  deps: BackendDeps,
+  options: TmuxCommandOptions = {},
+): TmuxCommand {
   const bin = deps.config.tmux.bin;
-  const exec = async (args: readonly string[], server: boolean, signal?: AbortSignal) => {
-    const argv = [
-      validateTarget("tmux binary", bin),
-      ...(server ? serverFlags(deps) : []),
-      ...args,
-    ];
+  const timeoutMs = deps.config.command_timeout_ms;
+  const exec = async (
+    args: readonly string[],
+    server: boolean,
+    signal?: AbortSignal,
+    stdin?: string,
+    shown: readonly string[] = args,
+  ): Promise<TmuxRun> => {
+    const head = [validateTarget("tmux binary", bin), ...(server ? serverFlags(deps) : [])];
+    const argv = [...head, ...args];
+    const display = [...head, ...shown];
     try {
-      const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
-      return { ...result, argv } as TmuxRun;
+      const result = await deps.run(argv, {
+        timeoutMs,
+        signal,
+        ...(stdin !== undefined ? { stdin } : {}),
+      });
+      return { ...result, argv: display };
     } catch (err) {
       if (isMuxError(err, "binary_not_found")) {
         throw new MuxError("binary_not_found", err.message, {
-          argv,
+          argv: display,
           cause: err,
           hint: `Install tmux >= 3.0 (e.g. apt install tmux) or set tmux.bin to its path`,
         });
@@ -163,8 +320,207 @@ export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
       throw err;
     }
   };
-  const run = (commands: readonly TmuxArgs[], signal?: AbortSignal) =>
-    exec(joinCommands(commands), true, signal);
+
+  /** One tmux process: argv, or `source-file -` on stdin when a pane environment is passed. */
+  const cli = (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun> => {
+    const shown = joinCommands(commands.map(redactArgs));
+    if (carriesEnv(commands)) {
+      return exec(["source-file", "-"], true, signal, `${commandLine(commands)}\n`, shown);
+    }
+    return exec(joinCommands(commands), true, signal, undefined, shown);
+  };
+
+  // ------------------------------------------------------------ the control channel
+  let client: ControlClient | null = null;
+  let connecting: Promise<ControlClient | null> | null = null;
+  let failures = 0;
+  let closed = false;
+  // Parked: no channel until the next command that opens a pane (see ENDS_PANES).
+  let parked = false;
+  let idleTimer: TimerId | null = null;
+  const sessions = new Map<string, string>();
+  const wanted = () =>
+    deps.config.tmux.control_mode && deps.openChannel !== undefined && !closed && !parked;
+
+  /** The attach target's session id, asked of tmux once per target. */
+  const sessionOf = async (target: string, signal?: AbortSignal): Promise<string | null> => {
+    const known = sessions.get(target);
+    if (known) return known;
+    const result = await exec(
+      [
+        "display-message",
+        "-p",
+        "-t",
+        validateTarget("tmux attach target", target),
+        "#{session_id}",
+      ],
+      true,
+      signal,
+    );
+    const id = result.stdout.trim();
+    // display-message exits 0 with empty output for an unknown pane (research §1.6).
+    if (result.code !== 0 || !/^\$\d+$/.test(id)) return null;
+    sessions.set(target, id);
+    return id;
+  };
+
+  const failed = (why: string) => {
+    failures++;
+    deps.log.warn(
+      failures < CHANNEL_STARTS
+        ? `tmux control channel: ${why}; trying once more on a later command`
+        : `tmux control channel: ${why}; using one tmux process per command from now on`,
+    );
+  };
+
+  const connect = async (signal?: AbortSignal): Promise<ControlClient | null> => {
+    let target: string | undefined;
+    try {
+      target = options.attachTarget?.();
+    } catch {
+      target = undefined;
+    }
+    if (target === undefined) return null;
+    try {
+      const session = await sessionOf(target, signal);
+      if (session === null) throw new Error(`no tmux session holds "${target}"`);
+      const argv = [
+        validateTarget("tmux binary", bin),
+        ...serverFlags(deps),
+        "-C",
+        // -E: do not copy muxbridge's environment into the session (update-environment);
+        // no-output: no %output notifications for every pane; ignore-size: the client never
+        // changes window sizes (man tmux, attach-session; tmux >= 3.2, older ones refuse -f).
+        "attach-session",
+        "-E",
+        "-f",
+        "no-output,ignore-size",
+        "-t",
+        session,
+      ];
+      const opened = await connectControl({
+        argv,
+        open: deps.openChannel!,
+        clock: deps.clock,
+        timeoutMs,
+        log: deps.log,
+        onDeath: (why) => {
+          if (client === opened) client = null;
+          failed(`ended (${why})`);
+        },
+      });
+      deps.log.debug(`tmux control channel attached to ${session} (pid ${opened.pid})`);
+      return opened;
+    } catch (err) {
+      sessions.delete(target);
+      failed(`cannot start (${(err as Error).message})`);
+      return null;
+    }
+  };
+
+  // Requests in flight on the channel; a release waits for them (their answers would be lost).
+  let inflight = 0;
+  const drained: Array<() => void> = [];
+
+  /** Detaches the channel on purpose (not a failure), after the requests in flight. */
+  const release = async () => {
+    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
+    idleTimer = null;
+    const pending = connecting;
+    const c = client ?? (pending ? await pending : null);
+    if (client === c) client = null;
+    if (inflight > 0) await new Promise<void>((resolve) => drained.push(resolve));
+    if (idleTimer !== null && client === null) deps.clock.clearTimeout(idleTimer);
+    if (client === null) idleTimer = null;
+    await c?.close();
+  };
+
+  /** Detaches the channel after CHANNEL_IDLE_MS without a command. */
+  const touch = () => {
+    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
+    idleTimer = null;
+    if (closed || client === null) return;
+    idleTimer = deps.clock.setTimeout(() => {
+      idleTimer = null;
+      if (inflight === 0) void release();
+    }, CHANNEL_IDLE_MS);
+  };
+
+  const channel = async (signal?: AbortSignal): Promise<ControlClient | null> => {
+    if (!wanted()) return null;
+    if (client?.alive) return client;
+    if (connecting) return await connecting;
+    if (failures >= CHANNEL_STARTS) return null;
+    connecting = connect(signal).then((c) => {
+      connecting = null;
+      if (c && (closed || parked)) {
+        void c.close();
+        return null;
+      }
+      client = c;
+      return c;
+    });
+    return await connecting;
+  };
+
+  const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun> => {
+    const shown = joinCommands(commands.map(redactArgs));
+    if (commands.some((cmd) => OPENS.has(cmd[0]))) parked = false;
+    if (commands.some((cmd) => ENDS_PANES.has(cmd[0]))) {
+      // No control client may be attached while panes end (see ENDS_PANES).
+      parked = true;
+      await release();
+    }
+    const c = await channel(signal);
+    if (c) {
+      const line = commandLine(commands);
+      let answer;
+      inflight++;
+      try {
+        answer = await c.request(line, signal);
+      } catch (err) {
+        if (isMuxError(err, "timed_out") && client === c) client = null;
+        if (isMuxError(err)) {
+          throw new MuxError(
+            err.code,
+            `Cannot finish ${describeArgv([bin, ...shown])}: ${
+              err.code === "timed_out" ? `no answer within ${timeoutMs} ms` : "interrupted"
+            }`,
+            { argv: [bin, ...shown], ...(err.hint ? { hint: err.hint } : {}) },
+          );
+        }
+        throw err;
+      } finally {
+        if (--inflight === 0) {
+          for (const resolve of drained.splice(0)) resolve();
+          touch();
+        }
+      }
+      if (answer) {
+        return {
+          code: answer.ok ? 0 : 1,
+          stdout: answer.stdout,
+          stderr: answer.stderr === "" ? "" : `${answer.stderr}\n`,
+          argv: [bin, ...shown],
+        };
+      }
+      // The channel ended before answering. A command that opens a pane may have run: running
+      // it again could open a second pane, so that one fails; the others are safe to repeat.
+      if (commands.some((cmd) => OPENS.has(cmd[0]))) {
+        throw new MuxError(
+          "command_failed",
+          `Cannot finish ${describeArgv([bin, ...shown])}: the tmux control channel ended first`,
+          {
+            argv: [bin, ...shown],
+            hint: "tmux may have opened the pane anyway; check for a stray pane",
+          },
+        );
+      }
+      return await run(commands, signal);
+    }
+    return await cli(commands, signal);
+  };
+
   return {
     bin,
     run,
@@ -173,6 +529,11 @@ export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
       const result = await run(commands, signal);
       if (result.code !== 0) throw tmuxError(action, result);
       return result.stdout;
+    },
+    transport: () => (client?.alive ? "control" : "cli"),
+    async close() {
+      closed = true;
+      await release();
     },
   };
 }

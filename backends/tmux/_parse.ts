@@ -197,17 +197,23 @@ export function parseTmuxVersion(text: string): string | null {
 }
 
 /**
- * Escapes text that tmux expands as a format: `#` becomes `##`. tmux 3.3a expands formats in
- * `select-pane -T`, `split-window -c` and `new-window -n` (a directory named `a#{pane_id}b` was
- * opened as `a%0b`, did not exist, and tmux silently fell back to another directory; a title
- * `#{pane_id}` became `%1`: observed live). `#(cmd)` would even run a shell command where a
- * client is attached. `-e` values and the program's argv are not expanded.
+ * Escapes text that tmux expands as a format. tmux 3.3a expands formats in `select-pane -T`,
+ * `split-window -c` and `new-window -n` (a directory named `a#{pane_id}b` was opened as `a%0b`,
+ * did not exist, and tmux silently fell back to another directory; a title `#{pane_id}` became
+ * `%1`: observed live). `#(cmd)` would even run a shell command where a client is attached.
+ * `-e` values and the program's argv are not expanded.
+ *
+ * A pair `##` expands to `#`, except in a run of `#` followed by `[`: such a run is kept as it is
+ * (it is left for the style parser), so `#[` stays `#[` and `##[` stays `##[` (observed live on
+ * 3.3a: title `a##[b` showed `a##[b`, `a###b` showed `a##b`, and a directory holding `#[` passed
+ * as `##[` did not exist, so the pane silently started elsewhere). Hence each run of `#` is
+ * doubled unless a `[` follows it.
  *
  * @param text Literal text.
  * @returns Text tmux's format expansion turns back into `text`.
  */
 export function escapeFormat(text: string): string {
-  return text.replaceAll("#", "##");
+  return text.replace(/#+(?!\[|#)/g, (run) => run + run);
 }
 
 function unparseable(what: string, raw: string): MuxError {

@@ -8,6 +8,7 @@
 
 import type { BackendFactory } from "../backend.ts";
 import type { BridgeIO } from "../bridge.ts";
+import type { ChannelOpener } from "../channel.ts";
 import type { Clock } from "../clock.ts";
 import type { Runner } from "../exec.ts";
 import type { BackendName, EnvLookup } from "../identity.ts";
@@ -21,6 +22,8 @@ export interface CliDeps {
   env: EnvLookup;
   /** The exec seam. */
   run: Runner;
+  /** The seam for long-lived programs (control channels). */
+  openChannel?: ChannelOpener;
   /** The clock. */
   clock: Clock;
   /** The process seam. */

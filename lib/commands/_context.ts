@@ -60,6 +60,7 @@ export function loadConfig(global: GlobalFlags, deps: CliDeps, hello?: unknown):
 export function backendDeps(config: Config, deps: CliDeps): BackendDeps {
   return {
     run: deps.run,
+    ...(deps.openChannel ? { openChannel: deps.openChannel } : {}),
     env: deps.env,
     clock: deps.clock,
     config,

@@ -44,8 +44,12 @@ export interface BridgeProcess {
   send(message: unknown): Promise<void>;
   /** Sends raw text. */
   sendRaw(text: string): Promise<void>;
+  /** Sends raw bytes (invalid UTF-8 included). */
+  sendBytes(bytes: Uint8Array): Promise<void>;
   /** Every stdout line so far, parsed. */
   lines: Array<Record<string, unknown>>;
+  /** When each of {@linkcode BridgeProcess.lines} arrived (`performance.now()`), for benchmarks. */
+  arrivals: number[];
   /** stdout lines that were not JSON (must stay empty). */
   junk: string[];
   /** Waits until a line matches, or throws after `ms`. */
@@ -83,6 +87,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
     stderr: "piped",
   }).spawn();
   const lines: Array<Record<string, unknown>> = [];
+  const arrivals: number[] = [];
   const junk: string[] = [];
   let stderrText = "";
   const writer = child.stdin.getWriter();
@@ -97,6 +102,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
         buf = buf.slice(nl + 1);
         try {
           lines.push(JSON.parse(line));
+          arrivals.push(performance.now());
         } catch {
           junk.push(line);
         }
@@ -112,12 +118,14 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
   const clock = createRealClock();
   return {
     lines,
+    arrivals,
     junk,
     pid: child.pid,
     status: child.status,
     stderr: () => stderrText,
     send: (m) => writer.write(enc.encode(`${JSON.stringify(m)}\n`)),
     sendRaw: (t) => writer.write(enc.encode(t)),
+    sendBytes: (b) => writer.write(b),
     endInput: () => writer.close().catch(() => {}),
     kill: (s) => {
       try {

@@ -54,7 +54,8 @@ export async function recordedLaunches(dir: string): Promise<Launch[]> {
     out.push({
       pid: Number(m[1]),
       argv: (await read("argv")).split("\0").slice(0, -1),
-      cwd: (await read("cwd")).trim(),
+      // Only pwd's newline goes: a directory name may end in spaces.
+      cwd: (await read("cwd")).replace(/\n$/, ""),
       password: await read("password"),
     });
   }

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { type ChannelOpener, createChannelOpener } from "../../lib/channel.ts";
 import { createRealClock, waitFor } from "../../lib/clock.ts";
 import { createRunner, type Runner, type RunResult } from "../../lib/exec.ts";
 import { createProcesses } from "../../lib/processes.ts";
@@ -39,6 +40,8 @@ export interface TmuxServer {
   env: Readonly<Record<string, string>>;
   /** The real runner with {@linkcode TmuxServer.env} added to every call. */
   runner: Runner;
+  /** The real channel seam with {@linkcode TmuxServer.env} added (control-mode clients). */
+  openChannel: ChannelOpener;
   /** Runs `tmux -L <socket> …args`; resolves for any exit code. */
   run(args: readonly string[]): Promise<RunResult>;
   /** Runs `tmux -L <socket> …args` and returns stdout; throws on a non-zero exit. */
@@ -67,6 +70,9 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
   const env = { HOME: home, TMUX_TMPDIR: tmpdir, TMUX: "", TMUX_PANE: "" };
   const real = createRunner();
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
+  const realChannel = createChannelOpener();
+  const openChannel: ChannelOpener = (argv, opts) =>
+    realChannel(argv, { ...opts, env: { ...env, ...opts.env } });
   const run = (args: readonly string[]) =>
     runner([bin, "-L", socketName, ...args], { timeoutMs: TIMEOUT_MS });
   const tmux = async (args: readonly string[]) => {
@@ -120,6 +126,7 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
       dir,
       env,
       runner,
+      openChannel,
       run,
       tmux,
       close,

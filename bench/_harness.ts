@@ -1,0 +1,200 @@
+/**
+ * Shared pieces of the benchmarks: statistics, the result row every benchmark returns, the
+ * table printer, and small process helpers. Benchmarks are scripts, never timed tests: they
+ * print numbers and ratios against a baseline measured in the same run, and assert nothing
+ * about wall time.
+ *
+ * @module
+ */
+
+import { createRealClock, sleep } from "../lib/clock.ts";
+
+/** One line of a benchmark's report. */
+export interface Row {
+  /** The benchmark ("pane open+close"). */
+  bench: string;
+  /** What was measured ("muxbridge, control mode"). */
+  metric: string;
+  /** The figure, formatted ("12.3 ms"). */
+  value: string;
+  /** The baseline it is compared with, formatted, or "". */
+  baseline: string;
+  /** The ratio value/baseline (or what the goal compares), formatted, or "". */
+  ratio: string;
+  /** The goal, or "". */
+  goal: string;
+  /** Whether the goal is met; null when there is no goal. */
+  ok: boolean | null;
+}
+
+/** Summary statistics of samples. */
+export interface Stats {
+  /** Number of samples. */
+  n: number;
+  /** Median. */
+  median: number;
+  /** Mean. */
+  mean: number;
+  /** 90th percentile. */
+  p90: number;
+  /** Minimum. */
+  min: number;
+}
+
+/**
+ * Summarises samples.
+ *
+ * @param samples The samples (not empty).
+ * @returns Median, mean, p90, min.
+ */
+export function stats(samples: readonly number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * (s.length - 1) + 0.5))];
+  const mid = s.length >> 1;
+  return {
+    n: s.length,
+    median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2,
+    mean: s.reduce((a, b) => a + b, 0) / s.length,
+    p90: at(0.9),
+    min: s[0],
+  };
+}
+
+/** Formats milliseconds. */
+export const ms = (x: number): string => `${x.toFixed(1)} ms`;
+
+/** Formats a ratio. */
+export const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
+
+/** Formats a rate. */
+export const perSecond = (x: number): string =>
+  x >= 1000 ? `${(x / 1000).toFixed(0)}k/s` : `${x.toFixed(0)}/s`;
+
+/**
+ * Renders rows as a Markdown table.
+ *
+ * @param rows The rows.
+ * @returns The table text.
+ */
+export function table(rows: readonly Row[]): string {
+  const head = ["benchmark", "measure", "value", "baseline", "ratio", "goal", "met"];
+  const body = rows.map((r) => [
+    r.bench,
+    r.metric,
+    r.value,
+    r.baseline,
+    r.ratio,
+    r.goal,
+    r.ok === null ? "" : r.ok ? "yes" : "NO",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  return [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)]
+    .join("\n");
+}
+
+/**
+ * Runs `fn` `n` times after `warmup` unmeasured runs and returns the durations in ms.
+ *
+ * @param n Measured runs.
+ * @param warmup Unmeasured runs first.
+ * @param fn The work.
+ * @returns The durations.
+ */
+export async function timeEach(
+  n: number,
+  warmup: number,
+  fn: () => Promise<void>,
+): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await fn();
+    out.push(performance.now() - start);
+  }
+  return out;
+}
+
+/** CPU time (ms) and context switches of a process, summed over its threads. */
+export interface ProcSample {
+  /** utime + stime in ms. */
+  cpuMs: number;
+  /** Voluntary context switches (wakeups after blocking), all threads. */
+  voluntary: number;
+  /** Involuntary context switches, all threads. */
+  involuntary: number;
+  /** Resident set size in KiB. */
+  rssKiB: number;
+  /** Thread count. */
+  threads: number;
+  /** Voluntary context switches by thread id. */
+  byThread: Map<string, number>;
+}
+
+/**
+ * Voluntary context switches between two samples of one process: threads present in both count
+ * their difference, threads started in between count whole, threads that ended count nothing
+ * (their switches cannot be read any more).
+ *
+ * @param a The earlier sample.
+ * @param b The later sample.
+ * @returns The switches in between.
+ */
+export function wakeupsBetween(a: ProcSample, b: ProcSample): number {
+  let n = 0;
+  for (const [tid, v] of b.byThread) n += v - (a.byThread.get(tid) ?? 0);
+  return n;
+}
+
+/**
+ * Reads `/proc/<pid>/stat`, `status` and every `task/<tid>/status` (Linux).
+ *
+ * @param pid The process.
+ * @returns The sample.
+ */
+export function sampleProc(pid: number): ProcSample {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  const hz = 100; // USER_HZ on Linux
+  let voluntary = 0;
+  let involuntary = 0;
+  let threads = 0;
+  const byThread = new Map<string, number>();
+  for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
+    let status: string;
+    try {
+      status = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/status`);
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    threads++;
+    const v = Number(/\nvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    byThread.set(t.name, v);
+    voluntary += v;
+    involuntary += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return { cpuMs: (ticks * 1000) / hz, voluntary, involuntary, rssKiB, threads, byThread };
+}
+
+/** The Deno binary running this script (benchmarks start children with the same one). */
+export const DENO = Deno.execPath();
+
+/** The repository root. */
+export const ROOT = new URL("../", import.meta.url).pathname;
+
+/** Writes an executable sh script. */
+export async function writeScript(path: string, body: string): Promise<string> {
+  await Deno.writeTextFile(path, `#!/bin/sh\n${body}\n`);
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
+/** Waits `ms` of wall time (benchmarks measure real processes; tests never do this). */
+export async function pause(ms: number): Promise<void> {
+  await sleep(createRealClock(), ms);
+}

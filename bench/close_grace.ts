@@ -1,0 +1,88 @@
+/**
+ * Benchmark: how long a graceful close takes when the pane's program exits on Ctrl+C at once,
+ * against the configured grace period (the close must not wait it out), and when the program
+ * ignores Ctrl+C (the close then waits the grace, kills and verifies).
+ *
+ * Each close runs `closePane` through the tmux backend on a private server, in control mode (the
+ * default) and with a process per command (the code before the channel).
+ *
+ * Run: `deno run -A bench/close_grace.ts [N]`
+ *
+ * @module
+ */
+
+import { createRealClock } from "../lib/clock.ts";
+import { closePane } from "../lib/close_pane.ts";
+import { createProcesses } from "../lib/processes.ts";
+import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
+import { ms, ratio, type Row, stats, table } from "./_harness.ts";
+import { benchBackend } from "./pane_tmux.ts";
+
+const clock = createRealClock();
+const processes = createProcesses();
+
+/**
+ * Runs the benchmark.
+ *
+ * @param n Closes per case.
+ * @returns The report rows.
+ */
+export async function benchCloseGrace(n = 15): Promise<Row[]> {
+  const server = await startTmuxServer();
+  const rows: Row[] = [];
+  try {
+    const cases = [
+      { program: ["sleep", "100000"], what: "exits on Ctrl+C", grace: 250 },
+      { program: ["sleep", "100000"], what: "exits on Ctrl+C", grace: 2000 },
+      {
+        program: ["sh", "-c", "trap '' INT; exec sleep 100000"],
+        what: "ignores Ctrl+C",
+        grace: 250,
+      },
+    ];
+    for (const control of [true, false]) {
+      const backend = benchBackend(server, control, { forks: 0 });
+      await backend.probe();
+      for (const c of cases) {
+        const samples: number[] = [];
+        let killed = 0;
+        for (let i = 0; i < n + 2; i++) {
+          const { paneId, pid } = await backend.spawn({
+            sessionId: "ses_grace",
+            title: "grace",
+            argv: c.program,
+            cwd: server.dir,
+            env: {},
+            owner: "cli",
+          });
+          const start = performance.now();
+          const r = await closePane(backend, paneId, { graceMs: c.grace, clock, pid, processes });
+          if (i >= 2) {
+            samples.push(performance.now() - start);
+            if (r.killed) killed++;
+          }
+        }
+        const st = stats(samples);
+        const quick = c.what === "exits on Ctrl+C";
+        rows.push({
+          bench: `close latency (N=${n})`,
+          metric: `${control ? "control mode" : "process per command"}: program ${c.what}, ` +
+            `grace ${c.grace} ms (${killed} killed)`,
+          value: ms(st.median),
+          baseline: ms(c.grace),
+          ratio: ratio(st.median, c.grace),
+          goal: quick ? "≤ 0.5x grace" : "≈ grace + kill",
+          ok: quick ? st.median <= c.grace / 2 && killed === 0 : killed === n,
+        });
+      }
+      await backend.dispose?.();
+    }
+  } finally {
+    await server.close();
+  }
+  return rows;
+}
+
+if (import.meta.main) {
+  console.log(table(await benchCloseGrace(Number(Deno.args[0] ?? 15))));
+}

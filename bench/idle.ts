@@ -1,0 +1,191 @@
+/**
+ * Benchmark: what an idle bridge costs. A `main.ts bridge` process on a private tmux server with
+ * no tracked session is sampled over a quiet period: CPU time (`/proc/<pid>/stat` utime+stime)
+ * and wakeups (voluntary context switches, summed over every thread's
+ * `/proc/<pid>/task/<tid>/status`). The baseline is a bare runtime process that only waits on
+ * its stdin the same way (`node:process` stdin), measured over the same period.
+ *
+ * Then memory: RSS of a bridge tracking 200 child sessions (backend `none`, so the sessions are
+ * tracked without 200 real panes) against the same bridge tracking none.
+ *
+ * Run: `deno run -A bench/idle.ts [SECONDS]`
+ *
+ * @module
+ */
+
+import { events, startBridge } from "../tests/helpers/bridge_process.ts";
+import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
+import {
+  DENO,
+  pause,
+  type ProcSample,
+  type Row,
+  sampleProc,
+  table,
+  wakeupsBetween,
+} from "./_harness.ts";
+
+interface Idle {
+  cpuMs: number;
+  wakeups: number;
+  threads: number;
+}
+
+async function idleOver(pid: number, seconds: number): Promise<Idle> {
+  const a: ProcSample = sampleProc(pid);
+  await pause(seconds * 1000);
+  const b = sampleProc(pid);
+  return { cpuMs: b.cpuMs - a.cpuMs, wakeups: wakeupsBetween(a, b), threads: b.threads };
+}
+
+async function bareIdle(seconds: number): Promise<Idle> {
+  const child = new Deno.Command(DENO, {
+    args: ["run", "--quiet", new URL("./_bare_reader.ts", import.meta.url).pathname],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    const reader = child.stdout.getReader();
+    await reader.read(); // its ready line
+    await pause(8000); // let start-up settle, as for the bridge
+    const idle = await idleOver(child.pid, seconds);
+    reader.releaseLock();
+    return idle;
+  } finally {
+    await child.stdin.close().catch(() => {});
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+  }
+}
+
+async function bridgeIdle(seconds: number): Promise<Idle> {
+  const server = await startTmuxServer();
+  try {
+    const dir = `${server.dir}/bridge`;
+    await Deno.mkdir(dir);
+    await Deno.writeTextFile(
+      `${dir}/config.json`,
+      JSON.stringify({
+        backend: "tmux",
+        tmux: { socket_name: server.socketName, target: server.anchorPane },
+      }),
+    );
+    const bridge = startBridge(["--url", "http://127.0.0.1:4096", "--dir", dir], {
+      ...server.env,
+      MUXBRIDGE_CONFIG: `${dir}/config.json`,
+      MUXBRIDGE_STATE_DIR: `${dir}/state`,
+      XDG_CONFIG_HOME: `${dir}/xdg`,
+    });
+    try {
+      await bridge.waitFor((l) => l.type === "ready", 30_000);
+      await bridge.send({ type: "bridge.ping", id: 1 });
+      await bridge.waitFor((l) => l.type === "pong");
+      // Start-up leaves finite tails (timers of start-up calls, idle runtime threads ending
+      // ~10 s later, seen with strace); idle means after them.
+      await pause(8000);
+      return await idleOver(bridge.pid, seconds);
+    } finally {
+      await bridge.endInput();
+      await bridge.status;
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+async function rssWith(sessions: number): Promise<number> {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-bench-" });
+  try {
+    const bridge = startBridge([
+      "--url",
+      "http://127.0.0.1:4096",
+      "--dir",
+      dir,
+      "--backend",
+      "none",
+    ], {
+      HOME: dir,
+      MUXBRIDGE_STATE_DIR: `${dir}/state`,
+      XDG_CONFIG_HOME: `${dir}/xdg`,
+    });
+    try {
+      await bridge.waitFor((l) => l.type === "ready", 30_000);
+      const lines = [JSON.stringify(events.created("ses_rssParent", "parent", null, dir))];
+      for (let i = 0; i < sessions; i++) {
+        const id = `ses_rss${i}x${"a".repeat(20)}`;
+        const title = `child session ${i}: ${"t".repeat(40)}`;
+        lines.push(JSON.stringify(events.created(id, title, "ses_rssParent", `${dir}/p${i}`)));
+        lines.push(JSON.stringify(events.status(id, "busy")));
+      }
+      await bridge.sendRaw(`${lines.join("\n")}\n`);
+      const skipped = () => bridge.lines.filter((l) => l.type === "pane.skipped").length;
+      // Each child is answered (no backend: pane.skipped) once the loop has its record.
+      await bridge.waitFor(() => skipped() >= sessions, 30_000);
+      await pause(300);
+      return sampleProc(bridge.pid).rssKiB;
+    } finally {
+      await bridge.endInput();
+      await bridge.status;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Runs the benchmark.
+ *
+ * @param seconds The quiet period sampled.
+ * @returns The report rows.
+ */
+export async function benchIdle(seconds = 10): Promise<Row[]> {
+  const bare = await bareIdle(seconds);
+  const bridge = await bridgeIdle(seconds);
+  const rss0 = await rssWith(0);
+  const rss200 = await rssWith(200);
+  const bench = `idle cost over ${seconds} s`;
+  const perSec = (n: number) => (n / seconds).toFixed(1);
+  return [
+    {
+      bench,
+      metric: `bare runtime waiting on stdin (${bare.threads} threads): CPU / wakeups per s`,
+      value: `${bare.cpuMs.toFixed(0)} ms / ${perSec(bare.wakeups)}`,
+      baseline: "",
+      ratio: "",
+      goal: "",
+      ok: null,
+    },
+    {
+      bench,
+      metric: `bridge, tmux backend, no session (${bridge.threads} threads): CPU / wakeups per s`,
+      value: `${bridge.cpuMs.toFixed(0)} ms / ${perSec(bridge.wakeups)}`,
+      baseline: `${bare.cpuMs.toFixed(0)} ms / ${perSec(bare.wakeups)}`,
+      ratio: bare.wakeups > 0 ? `${(bridge.wakeups / bare.wakeups).toFixed(2)}x` : "",
+      goal: "no more than the bare runtime",
+      ok: bridge.cpuMs <= bare.cpuMs + 10 && bridge.wakeups <= bare.wakeups + seconds,
+    },
+    {
+      bench: "memory",
+      metric: "bridge RSS, 0 tracked sessions",
+      value: `${(rss0 / 1024).toFixed(1)} MiB`,
+      baseline: "",
+      ratio: "",
+      goal: "",
+      ok: null,
+    },
+    {
+      bench: "memory",
+      metric: "bridge RSS, 200 tracked sessions (backend none)",
+      value: `${(rss200 / 1024).toFixed(1)} MiB`,
+      baseline: `${(rss0 / 1024).toFixed(1)} MiB`,
+      ratio: `${((rss200 - rss0) / 200).toFixed(1)} KiB/session`,
+      goal: "",
+      ok: null,
+    },
+  ];
+}
+
+if (import.meta.main) {
+  console.log(table(await benchIdle(Number(Deno.args[0] ?? 10))));
+}
