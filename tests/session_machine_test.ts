@@ -619,7 +619,10 @@ Deno.test("transition() adopts a dead bridge's pane for a session it has not see
 });
 
 Deno.test("transition() refuses to adopt a pane for a session that already has one", () => {
-  const { record, effects } = run([...opened, [{ type: "adopted", paneId: "%9", backend: "tmux" }, 200]]);
+  const { record, effects } = run([...opened, [
+    { type: "adopted", paneId: "%9", backend: "tmux" },
+    200,
+  ]]);
   assert.equal(record.state.kind === "open" && record.state.paneId, "%1");
   assert.equal(effects.length, 3);
 });
