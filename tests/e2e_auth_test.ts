@@ -39,7 +39,7 @@ import { createProcesses } from "../lib/processes.ts";
 import { startFakeHerdr } from "./backends/herdr_fixture.ts";
 import { watchArgv } from "./helpers/argv_watch.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
-import { runCli } from "./helpers/cli_process.ts";
+import { type CliRun, runCli } from "./helpers/cli_process.ts";
 import { cmdline, opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
 import { isType } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
@@ -120,6 +120,7 @@ Deno.test({
     const tmux = await startTmuxServer({ width: 200, height: 50 });
     const work = await Deno.makeTempDir({ prefix: "muxbridge-e2e-auth-" });
     const bridges: BridgeProcess[] = [];
+    let doctors: Promise<[CliRun, CliRun]> | undefined;
     let server: Awaited<ReturnType<typeof startOpencodeServer>> | undefined;
     try {
       // The server is a direct child, not in a tmux window: its password then reaches it only
@@ -308,14 +309,47 @@ Deno.test({
       // ------------------------------------------------------------------ doctor --url
       const doctorEnv = await bridgeEnv("doctor", s.bin);
       // Run while the attach TUI starts: they need nothing from it.
-      const doctors = Promise.all([
+      doctors = Promise.all([
         runCli(["doctor", "--url", s.url, "--json"], { env: doctorEnv }),
         runCli(["doctor", "--url", s.url, "--json"], {
           env: { ...doctorEnv, OPENCODE_SERVER_PASSWORD: password },
         }),
       ]);
+      // The control: the same real `attach` with a wrong password, in a window of its own (the
+      // wrong password on the test's own tmux argv is no leak), started alongside A's. It must
+      // exit without rendering the session; a wrapper keeps the window to read its status.
+      const [controlPane] = (await tmux.tmux([
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-e",
+        `OPENCODE_SERVER_PASSWORD=wrong-${crypto.randomUUID()}`,
+        "--",
+        "/bin/sh",
+        "-c",
+        '"$@"; echo "attach exited $?"; exec sleep 600',
+        "sh",
+        s.bin,
+        "attach",
+        s.url,
+        "--session",
+        childA.id,
+        "--dir",
+        s.project,
+      ])).trim().split("\n");
+      const screen = async (pane = paneA) => await tmux.tmux(["capture-pane", "-p", "-t", pane]);
+      let controlRendered = false;
+      let controlExit = "";
+      const controlDone = until("the wrong-password attach to exit", async () => {
+        const text = await screen(controlPane);
+        if (/Subagent/.test(text)) controlRendered = true;
+        controlExit = /attach exited (\d+)/.exec(text)?.[1] ?? "";
+        return controlExit !== "";
+      });
+
       // The TUI connected: it renders the child session, then the reply streamed to it.
-      const screen = async () => await tmux.tmux(["capture-pane", "-p", "-t", paneA]);
       let shown = "";
       await until(
         "the attach TUI to render the child session",
@@ -323,6 +357,11 @@ Deno.test({
         () => `screen:\n${shown}\n${context()}`,
       );
       mark("attachRendered");
+      await controlDone;
+      mark("controlExited");
+      assert.notEqual(controlExit, "0", "attach with a wrong password fails");
+      assert.ok(!controlRendered, "attach with a wrong password never shows the session");
+      await tmux.tmux(["kill-pane", "-t", controlPane]);
       s.mock.hold(); // the reply streams, then the turn waits: the child stays busy
       await s.prompt(childA.id, "auth ping");
       await until(
@@ -414,6 +453,7 @@ Deno.test({
         `e2e_auth: argv of ${report.processes} processes in ${report.samples} samples ` +
           `(${report.reads} reads, ${report.meanPassMs.toFixed(2)} ms a pass), tmux clients ` +
           `${JSON.stringify(report.tmux)}, markers seen ${markersSeen}/10; ` +
+          `wrong-password attach exited ${controlExit}; ` +
           `${panesChecked} pane start commands; ${recordsWhileOpen} state files while open, ` +
           `${recordsAtEnd} at the end; timings (ms) ${JSON.stringify(timings)}`,
       );
@@ -426,6 +466,7 @@ Deno.test({
       assert.ok(report.tmux.sourceFile >= 1, JSON.stringify(report.tmux));
     } finally {
       await watch.stop().catch(() => {});
+      await doctors?.catch(() => {}); // they write into `work`
       for (const bridge of bridges) {
         bridge.kill("SIGKILL");
         await bridge.status.catch(() => {});
