@@ -1,8 +1,9 @@
 /**
  * The herdr backend (herdr >= 0.8.2): one pane per child session split off the pane muxbridge
  * runs in (later ones stacked beside the first, so the user's pane is split once), the attach
- * command started through the pane's environment (see `herdr/_launch.ts`), credentials through
- * `pane split --env`, every target and text validated before exec (herdr has no `--`).
+ * command started through the pane's environment (see `herdr/_launch.ts`), credentials through a
+ * private file the launch command reads and removes (never herdr's argv), every target and text
+ * validated before exec (herdr has no `--`).
  *
  * herdr cannot be installed here: this backend is verified against the fake CLI in
  * `tests/fakes/bin/herdr`, built from `/work/shared/research/herdr.md` ("herdr.md §N": the
@@ -48,6 +49,7 @@ import {
   validateText,
 } from "../lib/validate.ts";
 import { createHerdrCommand, herdrError } from "./herdr/_command.ts";
+import { type EnvFile, removeEnvFile, writeEnvFile } from "./herdr/_env_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
 import {
   OkSchema,
@@ -94,18 +96,16 @@ function paneIdArg(paneId: string): string {
   return paneId;
 }
 
-/** `--env NAME=value` flags, after checking every name and value. */
-function envFlags(env: Readonly<Record<string, string>>): string[] {
-  return Object.entries(env).flatMap(([name, value]) => {
+/** Checks every name and value of a pane's variables. */
+function checkEnv(env: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || RESERVED_ENV.has(name) || value.includes("\0")) {
       throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
         hint:
           "A variable name is letters, digits and _ and not one herdr sets; a value holds no NUL",
       });
     }
-    // NAME= first: a value can never be read as one of herdr's global flags.
-    return ["--env", `${name}=${value}`];
-  });
+  }
 }
 
 /** The split directions of a layout: from the anchor, then from the newest owned pane. */
@@ -164,6 +164,8 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   let versionCache: Promise<string> | undefined;
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
   const opened: string[] = [];
+  /** Credentials files not yet read by their pane's shell, by pane: removed when it closes. */
+  const envFiles = new Map<string, EnvFile>();
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
   /** `herdr --version`, gated; a success is kept for the backend's life. */
@@ -248,24 +250,32 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
         hint: "The pane command needs a program and no NUL characters",
       });
     }
-    const env = envFlags(req.env);
+    checkEnv(req.env);
     const line = validateText("pane command", LAUNCH_LINE);
     await version(req.signal);
     const { target, direction } = await placement(req.signal);
-    const split = await must("open a pane", [
-      "pane",
-      "split",
-      ...(target === undefined ? [] : [target]),
-      "--direction",
-      direction,
-      "--cwd",
-      cwd,
-      "--no-focus",
-      "--env",
-      `${LAUNCH_VAR}=${launchCommand(req.argv)}`,
-      ...env,
-    ], req.signal);
-    const paneId = paneIdArg(parseResult(split, PaneResultSchema, "new pane").result.pane.pane_id);
+    const envFile = Object.keys(req.env).length > 0 ? writeEnvFile(req.env) : undefined;
+    let paneId: string;
+    try {
+      const split = await must("open a pane", [
+        "pane",
+        "split",
+        ...(target === undefined ? [] : [target]),
+        "--direction",
+        direction,
+        "--cwd",
+        cwd,
+        "--no-focus",
+        // NAME= first: the value can never be read as one of herdr's global flags.
+        "--env",
+        `${LAUNCH_VAR}=${launchCommand(req.argv, envFile)}`,
+      ], req.signal);
+      paneId = paneIdArg(parseResult(split, PaneResultSchema, "new pane").result.pane.pane_id);
+    } catch (err) {
+      if (envFile) removeEnvFile(envFile);
+      throw err;
+    }
+    if (envFile) envFiles.set(paneId, envFile);
     const pid = await shellPid(paneId, req.signal);
     try {
       await must(
@@ -276,6 +286,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     } catch (err) {
       // A shell pane without the program would stay forever: close it.
       await herdr.run(["pane", "close", paneId]).catch(() => {});
+      forgetEnvFile(paneId);
       throw err;
     }
     opened.push(paneId);
@@ -287,6 +298,14 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
       }
     }
     return pid === undefined ? { paneId } : { paneId, pid };
+  };
+
+  /** Removes a pane's credentials file, if its shell has not already. */
+  const forgetEnvFile = (paneId: string) => {
+    const envFile = envFiles.get(paneId);
+    if (!envFile) return;
+    envFiles.delete(paneId);
+    removeEnvFile(envFile);
   };
 
   const spawn = (req: SpawnRequest): Promise<SpawnedPane> => {
@@ -423,6 +442,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     },
     async kill(paneId, signal) {
       const id = paneIdArg(paneId);
+      forgetEnvFile(id);
       const out = await must(`close pane "${id}"`, ["pane", "close", id], signal);
       parseResult(out, OkSchema, "close result");
     },

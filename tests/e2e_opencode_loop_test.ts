@@ -5,18 +5,20 @@
  * status polls, rechecks). The pane program is the recording stand-in, so the assertions are on
  * the exact attach argv; a real `opencode attach` in the pane is the plugin end-to-end test's job.
  *
- * Needs the `opencode` binary (`OPENCODE_TEST_BIN`, or `opencode-ai` in node_modules); without
- * it the test is ignored and says so.
+ * The server comes from the shared real-server harness (`tests/helpers/opencode_server.ts`); it
+ * needs the `opencode` binary (`OPENCODE_TEST_BIN`, or `opencode-ai` in node_modules), and
+ * without it the test is ignored and says so.
  */
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/clock.ts";
 import { startBridge } from "./helpers/bridge_process.ts";
-import { findOpencodeBin, startLoopOpencode } from "./helpers/_loop_opencode.ts";
+import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
+import { isType as is } from "./helpers/real_life.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 
-const bin = findOpencodeBin();
+const bin = opencodeBin();
 if (!bin) {
   console.log(
     "e2e_opencode_loop_test: ignored, no opencode binary (set OPENCODE_TEST_BIN or npm install opencode-ai)",
@@ -24,9 +26,6 @@ if (!bin) {
 }
 
 const clock = createRealClock();
-const is = (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
-  l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
-  (reason === undefined || l.reason === reason);
 
 Deno.test({
   name:
@@ -35,7 +34,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const oc = await startLoopOpencode(bin!);
+    // 150 ms a word: a turn stays busy ~0.75 s, as long as the bridge needs to see it.
+    const oc = await startOpencodeServer({ chunkDelayMs: 150 });
     const tmux = await startTmuxServer();
     const bridges: Array<ReturnType<typeof startBridge>> = [];
     try {
@@ -62,7 +62,7 @@ Deno.test({
       };
       const seen: Array<{ at: number; event: Record<string, unknown> }> = [];
       let target: ReturnType<typeof startBridge> | null = null;
-      oc.onEvent((event) => {
+      await oc.onEvent((event) => {
         seen.push({ at: performance.now(), event });
         void target?.send(event).catch(() => {});
       });
@@ -72,14 +72,17 @@ Deno.test({
           (s.event.properties as { sessionID?: string }).sessionID === id
         )?.at;
 
-      const first = startBridge(["--url", oc.url, "--dir", oc.dir, "--log-level", "debug"], env);
+      const first = startBridge(
+        ["--url", oc.url, "--dir", oc.project, "--log-level", "debug"],
+        env,
+      );
       bridges.push(first);
       target = first;
       await first.waitFor(is("ready"), 30_000);
-      await first.send({ type: "bridge.hello", serverUrl: `${oc.url}/`, directory: oc.dir });
+      await first.send({ type: "bridge.hello", serverUrl: `${oc.url}/`, directory: oc.project });
 
-      const parent = await oc.create("e2e parent");
-      const child = await oc.create("e2e child", parent);
+      const parent = (await oc.createSession({ title: "e2e parent" })).id;
+      const child = (await oc.createSession({ title: "e2e child", parentID: parent })).id;
       const opened = await first.waitFor(is("pane.opened", child), 30_000);
       const openedAt = performance.now();
       const paneA = String(opened.paneId);
@@ -92,7 +95,7 @@ Deno.test({
         "--session",
         child,
         "--dir",
-        oc.dir,
+        oc.project,
       ]);
 
       // A turn: busy (3x), then idle; the pane closes on the confirmed idle.
@@ -114,18 +117,18 @@ Deno.test({
       );
 
       // Delete: no pane comes back, however many late events follow.
-      await oc.remove(child);
+      await oc.deleteSession(child);
       await waitFor(clock, () => eventAt("session.deleted", child) !== undefined, {
         deadline: clock.now() + 10_000,
       });
 
       // Crash: a pane left by a SIGKILLed bridge is reclaimed by the next one (the child is idle).
-      const orphanChild = await oc.create("orphan child", parent);
+      const orphanChild = (await oc.createSession({ title: "orphan child", parentID: parent })).id;
       const orphan = await first.waitFor(is("pane.opened", orphanChild), 30_000);
       first.kill("SIGKILL");
       await first.status.catch(() => {});
       target = null;
-      const second = startBridge(["--url", oc.url, "--dir", oc.dir], env);
+      const second = startBridge(["--url", oc.url, "--dir", oc.project], env);
       bridges.push(second);
       const reclaimed = await second.waitFor(is("pane.closed", orphanChild, "orphan"), 30_000);
       assert.equal(reclaimed.paneId, orphan.paneId);
@@ -146,8 +149,9 @@ Deno.test({
         console.log(first.stderr().split("\n").filter((l) => l.includes(child)).join("\n"));
       }
       const ready = /ses_\w+: server knows the session after (\d+) ms/.exec(first.stderr());
+      const version = (await (await oc.request("GET", "/global/health")).json()).version;
       console.log(
-        `OpenCode ${oc.version}: session.created -> pane.opened ${
+        `OpenCode ${version} (server ready in ${oc.startMs} ms): session.created -> pane.opened ${
           Math.round(openedAt - createdAt)
         } ms (readiness wait ${ready?.[1] ?? "?"} ms); session.idle -> pane.closed ${
           Math.round(closedAt - idleAt)

@@ -14,18 +14,25 @@
  * which every common shell (sh, bash, zsh, fish, nu, elvish, tcsh) reads the same way: `exec`,
  * a path, `-c` and one single-quoted word holding no backslash or quote. `/bin/sh` then
  * expands the variable and `eval`s the string, which `exec`s the program; the pane's process
- * becomes the program (same pid as the shell herdr started). Credentials ride in `--env` too.
+ * becomes the program (same pid as the shell herdr started).
  *
- * Limits: the user's shell starts first, so its startup files run
- * and see the environment (credentials included); a shell whose startup swallows typeahead
+ * Credentials do not ride in `--env`: that is argv of the `herdr` client, which every user of
+ * the machine can read in `/proc/<pid>/cmdline` while it runs (the contract: never on argv).
+ * They go into a private file ({@linkcode envFileText}: a fresh 0700 directory, the file 0600,
+ * see `_env_file.ts`); the launch command sources it, removes it and only then `exec`s the
+ * program, so the program gets them in its environment and the file lives only until the
+ * pane's shell runs the line.
+ *
+ * Limits: the user's shell starts first, so its startup files run (they see the command but no
+ * credentials); a shell whose startup swallows typeahead
  * (some direnv/devenv setups, pi-herdr-subagents' post-mortem in research peers.md) loses the
- * line and the pane shows a prompt instead of OpenCode; a shell without `exec` (PowerShell)
- * cannot run it.
+ * line and the pane shows a prompt instead of OpenCode (the credentials file then stays until
+ * muxbridge closes the pane); a shell without `exec` (PowerShell) cannot run it.
  *
  * @module
  */
 
-import { shellCommand } from "../../lib/shell_quote.ts";
+import { quote, shellCommand } from "../../lib/shell_quote.ts";
 
 /** The variable that carries the command into the pane. */
 export const LAUNCH_VAR = "MUXBRIDGE_LAUNCH";
@@ -36,12 +43,36 @@ export const LAUNCH_VAR = "MUXBRIDGE_LAUNCH";
 export const LAUNCH_LINE = `exec /bin/sh -c 'eval "$${LAUNCH_VAR}"'`;
 
 /**
- * The POSIX command `/bin/sh` evaluates: it forgets its own variable, then `exec`s the program
- * with every argument quoted once.
+ * The POSIX command `/bin/sh` evaluates: it forgets its own variable, reads and removes the
+ * credentials file when there is one, then `exec`s the program with every argument quoted once.
+ * A missing file stops the shell (`.` is a special built-in): no program runs without them.
  *
  * @param argv The program and its arguments (no NUL).
+ * @param envFile The credentials file and its private directory, if any.
  * @returns The command string, the value of {@linkcode LAUNCH_VAR}.
+ *
+ * @example
+ * ```ts
+ * import { launchCommand } from "./_launch.ts";
+ * launchCommand(["opencode", "attach"], { file: "/tmp/d/env", dir: "/tmp/d" });
+ * // "unset MUXBRIDGE_LAUNCH; . '/tmp/d/env'; rm -rf -- '/tmp/d'; exec 'opencode' 'attach'"
+ * ```
  */
-export function launchCommand(argv: readonly string[]): string {
-  return `unset ${LAUNCH_VAR}; exec ${shellCommand(argv)}`;
+export function launchCommand(
+  argv: readonly string[],
+  envFile?: { file: string; dir: string },
+): string {
+  const env = envFile ? `. ${quote(envFile.file)}; rm -rf -- ${quote(envFile.dir)}; ` : "";
+  return `unset ${LAUNCH_VAR}; ${env}exec ${shellCommand(argv)}`;
+}
+
+/**
+ * The credentials file's text: one `NAME='value'; export NAME` line per variable.
+ *
+ * @param env Variables with checked names (letters, digits, `_`) and values without NUL.
+ * @returns The text `/bin/sh` sources.
+ */
+export function envFileText(env: Readonly<Record<string, string>>): string {
+  return Object.entries(env).map(([name, value]) => `${name}=${quote(value)}; export ${name}\n`)
+    .join("");
 }

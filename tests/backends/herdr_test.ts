@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import semver from "semver";
 import { createHerdrBackend, HERDR_MIN_VERSION } from "../../backends/herdr.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
@@ -68,8 +69,6 @@ const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({
   ...extra,
 });
 
-const LAUNCH = `${LAUNCH_VAR}=${launchCommand(request().argv)}`;
-
 /** A fake runner answering a healthy 0.9.1 whose split opens `newId`. */
 function healthy(newId = "w1:p2", cmd: string[] = ["herdr"]): FakeRunner {
   return createFakeRunner()
@@ -112,13 +111,21 @@ Deno.test("parseErrorLine() reads sorted and struct-order error lines, nothing e
   assert.equal(parseErrorLine('Error: Os { code: 2, kind: NotFound, message: "x" }'), null);
 });
 
-Deno.test("herdr spawn() splits the anchor, passes command and credentials by --env, types one constant line", async () => {
-  const run = healthy();
+Deno.test("herdr spawn() splits the anchor, passes the command by --env and credentials in a private file, types one constant line", async () => {
+  const run = healthy().onPrefix(["herdr", "pane", "close"], {
+    stdout: '{"id":"cli:pane:close","result":{"type":"ok"}}',
+  });
   const backend = createHerdrBackend(deps(run));
-  const spawned = await backend.spawn(
-    request({ env: { OPENCODE_SERVER_PASSWORD: "--help $(x) 'q'" } }),
-  );
+  const password = "--help $(x) 'q'";
+  const spawned = await backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: password } }));
   assert.deepEqual(spawned, { paneId: "w1:p2", pid: 4321 });
+  const split = run.calls[1].argv;
+  const launch = split.at(-1)!;
+  const m =
+    /^MUXBRIDGE_LAUNCH=unset MUXBRIDGE_LAUNCH; \. '([^']+\/env)'; rm -rf -- '([^']+)'; exec /
+      .exec(launch);
+  assert.ok(m, launch);
+  const [, file, dir] = m;
   assert.deepEqual(run.calls.map((c) => c.argv), [
     ["herdr", "--version"],
     [
@@ -132,9 +139,7 @@ Deno.test("herdr spawn() splits the anchor, passes command and credentials by --
       "/w",
       "--no-focus",
       "--env",
-      LAUNCH,
-      "--env",
-      "OPENCODE_SERVER_PASSWORD=--help $(x) 'q'",
+      `${LAUNCH_VAR}=${launchCommand(request().argv, { file, dir })}`,
     ],
     ["herdr", "pane", "process-info", "--pane", "w1:p2"],
     ["herdr", "pane", "run", "w1:p2", LAUNCH_LINE],
@@ -142,12 +147,21 @@ Deno.test("herdr spawn() splits the anchor, passes command and credentials by --
   ]);
   assert.ok(run.calls.every((c) => c.opts.env?.HERDR_SOCKET_PATH === SOCKET));
   assert.ok(
-    !run.calls.some((c) =>
-      c.argv.includes("pane") && c.argv.includes("run") &&
-      c.argv.some((a) => a.includes("--help $(x)"))
-    ),
-    "the password is never typed",
+    !run.calls.some((c) => c.argv.some((a) => a.includes(password))),
+    "the password is on no argv, typed text included",
   );
+  // The file: 0600 in a 0700 directory of its own, sourced by /bin/sh to exactly the value.
+  assert.equal(dirname(file), dir);
+  assert.equal(Deno.statSync(dir).mode! & 0o777, 0o700);
+  assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+  const sourced = await new Deno.Command("/bin/sh", {
+    args: ["-c", '. "$0"; printf %s "$OPENCODE_SERVER_PASSWORD"', file],
+    clearEnv: true,
+  }).output();
+  assert.equal(new TextDecoder().decode(sourced.stdout), password);
+  // Closing the pane removes a file its shell never read.
+  await backend.kill("w1:p2");
+  assert.ok(!existsSync(dir));
 });
 
 Deno.test("herdr spawn() stacks later panes beside the newest one still open", async () => {
@@ -461,7 +475,7 @@ fakeTest(
       const run = (await server.calls()).find((a) => a[1] === "run")!;
       assert.deepEqual(run, ["pane", "run", paneId, LAUNCH_LINE]);
       assert.ok(
-        !(await server.calls()).some((a) => a[1] !== "split" && a.join("").includes("p@ss")),
+        !(await server.calls()).some((a) => a.join("").includes("p@ss")),
       );
     } finally {
       await server.close();

@@ -13,9 +13,16 @@
  *   `opencode server listening on` line, since requests sent earlier can hang forever (research
  *   §3); the port is read from that line (`--port 0` means 4096 when free).
  *
- * With `tmux`, the server runs in a new window of that (private) tmux server, and the tmux
- * server's global environment gets the same isolated variables first, so the panes muxbridge
- * opens (a real `opencode attach`) share the server's isolation.
+ * With `tmux`, the tmux server's global environment gets the same isolated variables (never the
+ * password), so the panes muxbridge opens (a real `opencode attach`) share the server's
+ * isolation; the server itself runs in a new window of that (private) tmux server unless
+ * `tmuxWindow` is false. In a window, `env` and the password reach the server as `-e` flags on
+ * the harness's own tmux argv: a test that scans every argv for the password runs the server
+ * outside tmux.
+ *
+ * {@linkcode OpencodeServer.onEvent} subscribes to the server's `/event` stream (with Basic
+ * auth when a password is set) and hands every `session.*` event on exactly as an OpenCode
+ * plugin's `event` hook receives it, so a test can drive a bridge process with real events.
  *
  * `close()` stops everything it started (SIGTERM, a bounded wait, SIGKILL) and removes the
  * temporary directory.
@@ -35,11 +42,20 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 const OPENCODE_VERSION = "1.18.33";
 
 /**
- * The real `opencode` binary from node_modules, or null when it is not installed.
+ * The real `opencode` binary: `OPENCODE_TEST_BIN` when set (null if it names no file), else
+ * node_modules', else null when it is not installed.
  *
- * @returns `node_modules/.bin/opencode`, else the platform package's binary.
+ * @returns The binary, or null.
  */
 export function opencodeBin(): string | null {
+  const named = Deno.env.get("OPENCODE_TEST_BIN");
+  if (named) {
+    try {
+      return Deno.statSync(named).isFile ? named : null;
+    } catch {
+      return null;
+    }
+  }
   for (
     const p of [
       `${ROOT}node_modules/.bin/opencode`,
@@ -64,8 +80,10 @@ export interface OpencodeServerOptions {
   password?: string;
   /** More variables for the server (e.g. `MUXBRIDGE_*` for the plugin's bridge). */
   env?: Record<string, string>;
-  /** Run the server in a new window of this tmux server. */
+  /** Give this tmux server's global environment the isolation (and run the server there). */
   tmux?: TmuxServer;
+  /** With `tmux`: run the server in a new window of it (else as a direct child). @default true */
+  tmuxWindow?: boolean;
   /** The mock model's per-chunk delay. @default 50 */
   chunkDelayMs?: number;
   /** The most time to wait for the listening line. @default 30000 */
@@ -126,6 +144,12 @@ export interface OpencodeServer {
   waitBusy(id: string, busy: boolean, ms?: number): Promise<void>;
   /** The pids of the server's direct children (the plugin's bridge is one). */
   children(): number[];
+  /**
+   * Calls `fn` with every later `session.*` event of the server's `/event` stream, as the
+   * plugin hook receives it. The stream starts with the first call and ends with `close()`.
+   * @returns Once the stream is connected (events from then on reach `fn`).
+   */
+  onEvent(fn: (event: Record<string, unknown>) => void): Promise<void>;
   /** Stops the server and the mock, and removes the temporary directory. */
   close(): Promise<void>;
 }
@@ -240,8 +264,12 @@ export async function startOpencodeServer(
   const project = `${base}/project`;
   let stop: () => Promise<void> = async () => {};
   let closing: Promise<void> | null = null;
+  const events = new AbortController();
+  let eventStream: Promise<void> | null = null;
   const close = () => (closing ??= closeOnce());
   const closeOnce = async () => {
+    events.abort();
+    await eventStream?.catch(() => {});
     await stop().catch(() => {});
     await mock.close().catch(() => {});
     await Deno.remove(base, { recursive: true }).catch(() => {});
@@ -264,12 +292,14 @@ export async function startOpencodeServer(
     let stderr: () => string;
 
     if (options.tmux) {
-      const tmux = options.tmux;
       // Panes get the tmux server's global environment, not their creator's: give it the
       // isolation (toolchain.md: panes do not inherit the bridge's environment).
       for (const [k, v] of Object.entries(isolated)) {
-        await tmux.tmux(["set-environment", "-g", k, v]);
+        await options.tmux.tmux(["set-environment", "-g", k, v]);
       }
+    }
+    if (options.tmux && options.tmuxWindow !== false) {
+      const tmux = options.tmux;
       const out = `${base}/serve.out`, err = `${base}/serve.err`;
       await Deno.writeTextFile(out, "");
       await Deno.writeTextFile(err, "");
@@ -370,6 +400,32 @@ export async function startOpencodeServer(
     };
     const status = () =>
       json("GET", "/session/status") as Promise<Record<string, { type: string }>>;
+    const listeners: Array<(event: Record<string, unknown>) => void> = [];
+    let connected: Promise<void> | null = null;
+    const subscribe = (): Promise<void> => {
+      let opened!: () => void;
+      const ready = new Promise<void>((resolve) => (opened = resolve));
+      eventStream = (async () => {
+        const res = await fetch(`${url}/event`, { headers, signal: events.signal });
+        if (!res.ok || !res.body) throw new Error(`GET /event: HTTP ${res.status}`);
+        opened();
+        let buf = "";
+        for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+          buf += chunk;
+          let end;
+          while ((end = buf.indexOf("\n\n")) >= 0) {
+            const frame = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            if (!frame.startsWith("data: ")) continue;
+            const event = JSON.parse(frame.slice(6));
+            if (!String(event.type).startsWith("session.")) continue;
+            for (const fn of listeners) fn(event);
+          }
+        }
+      })();
+      // A stream that fails before it opens rejects the subscription instead.
+      return Promise.race([ready, eventStream.then(() => {})]);
+    };
 
     return {
       url,
@@ -403,6 +459,10 @@ export async function startOpencodeServer(
         if (!ok) throw new Error(`${id} did not become ${busy ? "busy" : "idle"} within ${ms} ms`);
       },
       children: () => childrenOf(pid),
+      onEvent(fn) {
+        listeners.push(fn);
+        return (connected ??= subscribe());
+      },
       close,
     };
   } catch (err) {

@@ -6,7 +6,7 @@
  */
 
 import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { muxbridgeArgv } from "./bridge_process.ts";
+import { type CliRun, runCli as runCliProcess } from "./cli_process.ts";
 import { startTmuxServer, type TmuxServer, type TmuxServerOptions } from "./tmux_server.ts";
 
 /** The real clock: bounds on real processes only, never in the product's own timing. */
@@ -67,20 +67,14 @@ export async function realLife(
   return { server, dir, env, close: () => server.close() };
 }
 
-/** Runs one muxbridge CLI command; resolves with its exit code and output. */
-export async function runCli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [cmd, ...pre] = muxbridgeArgv();
-  const out = await new Deno.Command(cmd, {
-    args: [...pre, ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+/**
+ * Runs one muxbridge CLI command with this set-up's environment (the black-box runner of
+ * `cli_process.ts`, which also bounds the run).
+ *
+ * @returns Its exit code and output.
+ */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return runCliProcess(args, { env });
 }
 
 /** One pane as tmux reports it. */

@@ -1,6 +1,7 @@
 /**
  * A stand-in for `opencode attach`: a small sh script that records the arguments it receives
- * (NUL-separated, one file per process) and its pid, then waits; it exits on Ctrl+C unless told
+ * (NUL-separated, one file per process), its pid, working directory and the credentials in its
+ * environment, then waits; it exits on Ctrl+C unless told
  * to ignore signals (as the real OpenCode TUI ignores SIGHUP).
  *
  * @module
@@ -22,6 +23,7 @@ export async function writeStandIn(
 ${trap}
 pwd > "${dir}/cwd.$$"
 printf '%s' "\${OPENCODE_SERVER_PASSWORD-}" > "${dir}/password.$$"
+printf '%s' "\${OPENCODE_SERVER_USERNAME-}" > "${dir}/username.$$"
 # The argv file is written last and renamed into place: its presence means the launch is complete.
 out="${dir}/argv.$$"
 for a in "$@"; do printf '%s\\0' "$a"; done > "$out.tmp" && mv "$out.tmp" "$out"
@@ -42,6 +44,8 @@ export interface Launch {
   cwd: string;
   /** The OPENCODE_SERVER_PASSWORD it saw ("" when unset). */
   password: string;
+  /** The OPENCODE_SERVER_USERNAME it saw ("" when unset). */
+  username: string;
 }
 
 /** Reads every start of the stand-in recorded in `dir`. */
@@ -57,6 +61,7 @@ export async function recordedLaunches(dir: string): Promise<Launch[]> {
       // Only pwd's newline goes: a directory name may end in spaces.
       cwd: (await read("cwd")).replace(/\n$/, ""),
       password: await read("password"),
+      username: await read("username"),
     });
   }
   return out;
