@@ -49,7 +49,11 @@ import {
   validateText,
 } from "../lib/validate.ts";
 import { createHerdrCommand, herdrError } from "./herdr/_command.ts";
-import { type EnvFile, removeEnvFile, writeEnvFile } from "./herdr/_env_file.ts";
+import {
+  type CredentialsFile,
+  removeCredentialsFile,
+  writeCredentialsFile,
+} from "../lib/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
 import {
   OkSchema,
@@ -165,7 +169,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
   const opened: string[] = [];
   /** Credentials files not yet read by their pane's shell, by pane: removed when it closes. */
-  const envFiles = new Map<string, EnvFile>();
+  const envFiles = new Map<string, CredentialsFile>();
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
   /** `herdr --version`, gated; a success is kept for the backend's life. */
@@ -254,7 +258,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     const line = validateText("pane command", LAUNCH_LINE);
     await version(req.signal);
     const { target, direction } = await placement(req.signal);
-    const envFile = Object.keys(req.env).length > 0 ? writeEnvFile(req.env) : undefined;
+    const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
     let paneId: string;
     try {
       const split = await must("open a pane", [
@@ -272,7 +276,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
       ], req.signal);
       paneId = paneIdArg(parseResult(split, PaneResultSchema, "new pane").result.pane.pane_id);
     } catch (err) {
-      if (envFile) removeEnvFile(envFile);
+      if (envFile) removeCredentialsFile(envFile);
       throw err;
     }
     if (envFile) envFiles.set(paneId, envFile);
@@ -305,7 +309,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     const envFile = envFiles.get(paneId);
     if (!envFile) return;
     envFiles.delete(paneId);
-    removeEnvFile(envFile);
+    removeCredentialsFile(envFile);
   };
 
   const spawn = (req: SpawnRequest): Promise<SpawnedPane> => {

@@ -27,6 +27,12 @@ import {
 } from "../lib/backend.ts";
 import { waitFor } from "../lib/clock.ts";
 import type { LayoutName } from "../lib/config.ts";
+import {
+  type CredentialsFile,
+  removeCredentialsFile,
+  sourceAndExec,
+  writeCredentialsFile,
+} from "../lib/credentials_file.ts";
 import { isMuxError, MuxError, toMuxError } from "../lib/errors.ts";
 import {
   cleanTitle,
@@ -36,7 +42,7 @@ import {
   validateTarget,
 } from "../lib/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./kitty/_command.ts";
-import { envArg, launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
+import { launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
 import {
   findWindow,
   KITTY_MIN_VERSION,
@@ -132,6 +138,9 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     return undefined;
   };
 
+  /** Credentials files of windows opened by this backend, until the window is killed. */
+  const credentialFiles = new Map<string, CredentialsFile>();
+
   const list = async (signal?: AbortSignal): Promise<KittyTab[]> =>
     parseLs(await kitty.must("list kitty windows", ["ls"], signal));
 
@@ -140,15 +149,17 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
-    // Values are checked before anything runs; the plan itself depends on the version.
-    for (const [name, value] of Object.entries(req.env)) envArg(name, value);
     await program(req.signal);
     const anchorId = anchor();
+    // Credentials never ride in `launch --env`: that is argv of the `kitty @` client, readable
+    // in /proc/<pid>/cmdline while it runs (contract: never on argv). An explicit /bin/sh -c
+    // sources them from a private file, removes it, then execs the program.
+    const credentials = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
+    const argv = credentials ? ["/bin/sh", "-c", sourceAndExec(req.argv, credentials)] : req.argv;
     const plan = launchArgs({
       title,
       cwd,
-      argv: req.argv,
-      env: req.env,
+      argv,
       anchor: anchorId,
       nextTo: atLeast(NEXT_TO_VERSION),
       marks: atLeast(USER_VARS_VERSION) ? { sessionId, owner } : undefined,
@@ -161,6 +172,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
         req.signal,
       );
     } catch (err) {
+      if (credentials) removeCredentialsFile(credentials);
       // launch --match names the anchor's tab: no match means the anchor window is gone.
       if (isMuxError(err, "pane_not_found")) {
         throw new MuxError("pane_not_found", `Cannot find anchor window ${anchorId} in kitty`, {
@@ -170,7 +182,14 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       }
       throw err;
     }
-    const paneId = parseLaunchOutput(stdout);
+    let paneId: string;
+    try {
+      paneId = parseLaunchOutput(stdout);
+    } catch (err) {
+      if (credentials) removeCredentialsFile(credentials);
+      throw err;
+    }
+    if (credentials) credentialFiles.set(paneId, credentials);
     if (plan.titleAfter !== undefined) {
       await setTitle(paneId, plan.titleAfter, req.signal).catch((err) =>
         deps.log.warn(`cannot title kitty window ${paneId}: ${toMuxError(err).message}`)
@@ -215,6 +234,12 @@ export function createKittyBackend(deps: BackendDeps): Backend {
 
   const kill = async (paneId: string, signal?: AbortSignal) => {
     const id = windowArg(paneId);
+    // A window whose program never ran leaves its credentials file: remove it with the window.
+    const credentials = credentialFiles.get(id);
+    if (credentials) {
+      credentialFiles.delete(id);
+      removeCredentialsFile(credentials);
+    }
     await kitty.must(`close kitty window ${id}`, ["close-window", `--match=id:${id}`], signal);
     // Closing is deferred to kitty's next loop tick: `ls` may still list the window for a moment
     // and a second close right after still exits 0 (research §3.5, live 0.26.5). Wait until it

@@ -18,8 +18,8 @@
  *
  * Credentials do not ride in `--env`: that is argv of the `herdr` client, which every user of
  * the machine can read in `/proc/<pid>/cmdline` while it runs (the contract: never on argv).
- * They go into a private file ({@linkcode envFileText}: a fresh 0700 directory, the file 0600,
- * see `_env_file.ts`); the launch command sources it, removes it and only then `exec`s the
+ * They go into a private file (`lib/credentials_file.ts`: a fresh 0700 directory, the file
+ * 0600); the launch command sources it, removes it and only then `exec`s the
  * program, so the program gets them in its environment and the file lives only until the
  * pane's shell runs the line.
  *
@@ -32,7 +32,7 @@
  * @module
  */
 
-import { quote, shellCommand } from "../../lib/shell_quote.ts";
+import { type CredentialsFile, sourceAndExec } from "../../lib/credentials_file.ts";
 
 /** The variable that carries the command into the pane. */
 export const LAUNCH_VAR = "MUXBRIDGE_LAUNCH";
@@ -48,7 +48,7 @@ export const LAUNCH_LINE = `exec /bin/sh -c 'eval "$${LAUNCH_VAR}"'`;
  * A missing file stops the shell (`.` is a special built-in): no program runs without them.
  *
  * @param argv The program and its arguments (no NUL).
- * @param envFile The credentials file and its private directory, if any.
+ * @param credentials The credentials file and its private directory, if any.
  * @returns The command string, the value of {@linkcode LAUNCH_VAR}.
  *
  * @example
@@ -58,21 +58,6 @@ export const LAUNCH_LINE = `exec /bin/sh -c 'eval "$${LAUNCH_VAR}"'`;
  * // "unset MUXBRIDGE_LAUNCH; . '/tmp/d/env'; rm -rf -- '/tmp/d'; exec 'opencode' 'attach'"
  * ```
  */
-export function launchCommand(
-  argv: readonly string[],
-  envFile?: { file: string; dir: string },
-): string {
-  const env = envFile ? `. ${quote(envFile.file)}; rm -rf -- ${quote(envFile.dir)}; ` : "";
-  return `unset ${LAUNCH_VAR}; ${env}exec ${shellCommand(argv)}`;
-}
-
-/**
- * The credentials file's text: one `NAME='value'; export NAME` line per variable.
- *
- * @param env Variables with checked names (letters, digits, `_`) and values without NUL.
- * @returns The text `/bin/sh` sources.
- */
-export function envFileText(env: Readonly<Record<string, string>>): string {
-  return Object.entries(env).map(([name, value]) => `${name}=${quote(value)}; export ${name}\n`)
-    .join("");
+export function launchCommand(argv: readonly string[], credentials?: CredentialsFile): string {
+  return `unset ${LAUNCH_VAR}; ${sourceAndExec(argv, credentials)}`;
 }

@@ -5,8 +5,8 @@
  * What kitty does to `launch` values (kitty 0.26.5 source, `kitty/launch.py`,
  * `kitty/options/utils.py`, `kitty/child.py`, each confirmed live under Xvfb):
  * - `--env K=V`: the value is stripped of surrounding whitespace and `$VAR`/`${VAR}` are expanded
- *   from kitty's own environment; `$$` stands for a literal `$` (`FOO=a $HOME` arrived as
- *   `a /tmp/kx/home`, `$$` as `$`).
+ *   from kitty's own environment (`FOO=a $HOME` arrived as `a /tmp/kx/home`). Unused: it is also
+ *   argv of the `kitty @` client, so credentials go through `lib/credentials_file.ts` instead.
  * - `--cwd`: `os.path.expandvars` (no escape at all) and `expanduser`; a directory that then does
  *   not exist is silently replaced (the program started in `/`).
  * - program arguments: exec'd as argv with no shell, but an argument that is exactly
@@ -34,8 +34,6 @@ export interface LaunchInput {
   cwd: string;
   /** The program and its arguments. */
   argv: readonly string[];
-  /** Variables for the program (credentials). */
-  env: Readonly<Record<string, string>>;
   /** The window to open next to (its tab is used), if any. */
   anchor?: string;
   /** kitty understands `--next-to` (0.40+). */
@@ -54,31 +52,6 @@ export interface LaunchPlan {
 
 /** Prefix of program arguments kitty may substitute (see the module note). */
 const SUBSTITUTED = /^@/;
-
-/**
- * Escapes one `--env` value for kitty: `$` doubled. Refuses what kitty would change anyway
- * (surrounding whitespace) and what no pane should get (control characters).
- *
- * @param name The variable's name.
- * @param value Its value.
- * @returns The `--env` argument.
- * @throws {MuxError} `invalid_argument`.
- */
-export function envArg(name: string, value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
-      hint: "A variable name is letters, digits and _",
-    });
-  }
-  if (hasUnsafeChars(value) || value !== value.trim()) {
-    throw new MuxError(
-      "invalid_argument",
-      `Cannot pass variable ${name} to kitty: its value holds control characters or starts or ends with whitespace, which kitty would alter`,
-      { hint: "Use a password without surrounding spaces or control characters" },
-    );
-  }
-  return `--env=${name}=${value.replaceAll("$", () => "$$")}`;
-}
 
 /**
  * Builds the `launch` arguments.
@@ -108,7 +81,6 @@ export function launchArgs(input: LaunchInput): LaunchPlan {
   let titleAfter: string | undefined;
   if (input.title === "current") titleAfter = input.title;
   else if (input.title !== "") args.push(`--title=${input.title}`);
-  for (const [name, value] of Object.entries(input.env)) args.push(envArg(name, value));
   if (input.marks) {
     args.push(`--var=${MARK_SESSION}=${input.marks.sessionId}`);
     args.push(`--var=${MARK_OWNER}=${input.marks.owner}`);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty.ts";
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
-import { envArg, launchArgs } from "../../backends/kitty/_launch.ts";
+import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
 import { createRealClock, waitFor } from "../../lib/clock.ts";
@@ -174,22 +174,11 @@ Deno.test("classifyKittyFailure() reads kitty's and kitten's error texts", () =>
 
 // ------------------------------------------------------------------------ launch values (pure)
 
-Deno.test("envArg() doubles $ so kitty's expansion gives the value back, and refuses what kitty would alter", () => {
-  assert.equal(
-    envArg("OPENCODE_SERVER_PASSWORD", "a $HOME ${X} $$ $(x) b"),
-    "--env=OPENCODE_SERVER_PASSWORD=a $$HOME $${X} $$$$ $$(x) b",
-  );
-  for (const [name, value] of [["P", " lead"], ["P", "trail "], ["P", "a\nb"], ["1X", "v"]]) {
-    assert.throws(() => envArg(name, value), (e: unknown) => isMuxError(e, "invalid_argument"));
-  }
-});
-
 Deno.test("launchArgs() passes argv after -- with --cwd, title and anchor as single arguments", () => {
   const plan = launchArgs({
     title: "-t fix",
     cwd: "/src dir",
     argv: ["opencode", "attach", "u", "--title", "x"],
-    env: { P: "v" },
     anchor: "1",
     nextTo: false,
   });
@@ -201,7 +190,6 @@ Deno.test("launchArgs() passes argv after -- with --cwd, title and anchor as sin
       "--match=window_id:1",
       "--location=vsplit",
       "--title=-t fix",
-      "--env=P=v",
       "--cwd=/src dir",
       "--",
       "opencode",
@@ -220,7 +208,7 @@ Deno.test("launchArgs() runs an explicit /bin/sh when --cwd or an @argument woul
       ["/src", ["prog", "@active-kitty-window-id"]],
     ] as const
   ) {
-    const plan = launchArgs({ title: "t", cwd, argv, env: {}, nextTo: false });
+    const plan = launchArgs({ title: "t", cwd, argv, nextTo: false });
     const tail = plan.args.slice(plan.args.indexOf("--"));
     assert.deepEqual(tail.slice(0, 3), ["--", "/bin/sh", "-c"]);
     assert.ok(!plan.args.some((a) => a.startsWith("--cwd")));
@@ -233,7 +221,6 @@ Deno.test("launchArgs() marks windows with user variables, uses --next-to, and d
     title: "current",
     cwd: "/src",
     argv: ["prog"],
-    env: {},
     anchor: "3",
     nextTo: true,
     marks: { sessionId: "ses_1", owner: "cli" },
@@ -317,7 +304,7 @@ Deno.test("kitty probe() without a remote-control address fails with the kitty.c
 
 Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one launch call", async () => {
   const fake = fakeKitty("kitty-0.26");
-  const req = spawnReq({ env: { OPENCODE_SERVER_PASSWORD: "p$w" } });
+  const req = spawnReq();
   const launch = rcArgv(
     "kitty",
     "launch",
@@ -326,7 +313,6 @@ Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one l
     "--match=window_id:1",
     "--location=vsplit",
     "--title=fix it",
-    "--env=OPENCODE_SERVER_PASSWORD=p$$w",
     "--cwd=/src",
     "--",
     ...req.argv,
@@ -339,6 +325,32 @@ Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one l
     ["kitty", "--version"],
     launch,
   ]);
+});
+
+Deno.test("kitty spawn() passes credentials through a private file a /bin/sh -c sources, never on argv", async () => {
+  const fake = fakeKitty("kitty-0.26");
+  const req = spawnReq({ env: { OPENCODE_SERVER_PASSWORD: "p$w 'secret'" } });
+  let file = "";
+  fake.onPrefix(rcArgv("kitty", "launch"), async (argv) => {
+    assert.ok(!argv.some((a) => a.includes("secret")), "the password is on no argv");
+    assert.ok(!argv.some((a) => a.startsWith("--env")));
+    assert.deepEqual(argv.slice(-3, -1), ["/bin/sh", "-c"]);
+    file = /^\. '([^']+)'/.exec(argv.at(-1)!)![1];
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+    const text = await Deno.readTextFile(file);
+    assert.equal(
+      text,
+      `OPENCODE_SERVER_PASSWORD='p$w '\\''secret'\\'''; export OPENCODE_SERVER_PASSWORD\n`,
+    );
+    return { stdout: "2\n" };
+  });
+  const backend = createKittyBackend(makeDeps(fake.run));
+  assert.deepEqual(await backend.spawn(req), { paneId: "2" });
+  assert.ok(file !== "");
+  // The window's program never ran here: killing the window removes the file.
+  fake.on(rcArgv("kitty", "close-window", "--match=id:2"), {});
+  await backend.kill("2");
+  await assert.rejects(() => Deno.stat(file), Deno.errors.NotFound);
 });
 
 Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --next-to", async () => {
