@@ -87,19 +87,7 @@ const isType =
 Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes on delete, and never touches the user's pane", async () => {
   const s = await setup();
   try {
-    const userPane = (await s.server.tmux([
-      "split-window",
-      "-d",
-      "-h",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-t",
-      s.server.anchorPane,
-      "--",
-      "sleep",
-      "100000",
-    ])).trim();
+    const userPane = await s.server.userPane("-h");
     const userBefore = (await panes(s.server)).get(userPane)!;
     const project = `${s.dir}/project with 'quotes' and "double" $(x) spaces`;
     await Deno.mkdir(project);

@@ -210,18 +210,7 @@ Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server",
     assert.equal(layout.code, 0, layout.stderr);
     assert.equal(JSON.parse(layout.stdout).applied, true);
 
-    const userPane = (await server.tmux([
-      "split-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-t",
-      server.anchorPane,
-      "--",
-      "sleep",
-      "1000",
-    ])).trim();
+    const userPane = await server.userPane();
     assertOneLineError(await cli(["close", userPane], env), 1, "did not open");
     assert.ok(
       (await server.run(["list-panes", "-t", userPane])).code === 0,

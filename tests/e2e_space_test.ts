@@ -38,18 +38,7 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
   server.fake.knowAll = true; // the tests invent session ids
   try {
     const anchor = s.server.anchorPane;
-    const user = (await s.server.tmux([
-      "split-window",
-      "-h",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-t",
-      anchor,
-      "sleep",
-      "100000",
-    ])).trim();
+    const user = await s.server.userPane("-h");
     const before = await livePanes(s.server);
     const window = before.get(anchor)!.window;
     const observer = await observeLayouts(s.server);

@@ -129,18 +129,7 @@ async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
     MUXBRIDGE_FAULTS: faults,
     MUXBRIDGE_FAULT_LOG: `${dir}/fault.log`,
   };
-  const userPane = (await server.tmux([
-    "split-window",
-    "-d",
-    "-h",
-    "-P",
-    "-F",
-    "#{pane_id}",
-    "-t",
-    server.anchorPane,
-    "sleep",
-    "100000",
-  ])).trim();
+  const userPane = await server.userPane("-h");
   await server.tmux(["select-pane", "-t", userPane, "-T", "the user's pane"]);
   const bridge = startBridge(["--url", oc.url, "--dir", dir], env);
   await bridge.waitFor((l) => l.type === "ready", 30_000);

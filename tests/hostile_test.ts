@@ -101,17 +101,7 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
       lineOf.set(c.id, [lines.length - 1, lines.length]);
     }
     // A pane of "the user's" on which a title tmux refuses can be told apart from one lost.
-    const scratch = (await server.tmux([
-      "split-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-t",
-      server.anchorPane,
-      "sleep",
-      "100000",
-    ])).trim();
+    const scratch = await server.userPane();
     const bridge = startBridge(["--url", oc.url, "--dir", dir], {
       ...server.env,
       MUXBRIDGE_CONFIG: `${dir}/config.json`,
@@ -427,17 +417,7 @@ Deno.test("escapeFormat() round-trips # runs, #[, #{ and #( through real tmux ti
       "pane_id",
       "fg=red",
     ];
-    const scratch = (await server.tmux([
-      "split-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-t",
-      server.anchorPane,
-      "sleep",
-      "100000",
-    ])).trim();
+    const scratch = await server.userPane();
     for (let i = 0; i < 60; i++) {
       const text = Array.from({ length: 1 + r.int(8) }, () => r.pick(pieces)).join("");
       await server.tmux(["select-pane", "-t", scratch, "-T", escapeFormat(text)]);

@@ -46,6 +46,13 @@ export interface TmuxServer {
   run(args: readonly string[]): Promise<RunResult>;
   /** Runs `tmux -L <socket> …args` and returns stdout; throws on a non-zero exit. */
   tmux(args: readonly string[]): Promise<string>;
+  /**
+   * Splits the anchor pane into a pane of "the user's" (not muxbridge's) running `sleep`.
+   *
+   * @param side `-h` (side by side) or `-v` (stacked). @default "-v"
+   * @returns Its `%N` id.
+   */
+  userPane(side?: "-h" | "-v"): Promise<string>;
   /** Kills the server (if it still runs), waits for it to exit and removes the directories. */
   close(): Promise<void>;
 }
@@ -129,6 +136,20 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
       openChannel,
       run,
       tmux,
+      userPane: async (side = "-v") =>
+        (await tmux([
+          "split-window",
+          side,
+          "-d",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          "-t",
+          anchorPane,
+          "--",
+          "sleep",
+          "100000",
+        ])).trim(),
       close,
     };
   } catch (err) {
