@@ -19,7 +19,6 @@
 
 import { MuxError } from "../../lib/errors.ts";
 import { quote, shellCommand } from "../../lib/shell_quote.ts";
-import { hasUnsafeChars } from "../../lib/validate.ts";
 
 /** The user variables muxbridge marks its windows with (kitty >= 0.30). */
 export const MARK_SESSION = "muxbridge_session";
@@ -58,7 +57,7 @@ const SUBSTITUTED = /^@/;
  *
  * @param input The pane.
  * @returns The plan.
- * @throws {MuxError} `invalid_argument` for an empty argv, a NUL or an unusable variable.
+ * @throws {MuxError} `invalid_argument` for an empty argv or a NUL.
  */
 export function launchArgs(input: LaunchInput): LaunchPlan {
   const { argv, cwd } = input;
