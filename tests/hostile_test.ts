@@ -94,11 +94,12 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
       });
     }
     const lines = [JSON.stringify(events.created(PARENT, "parent", null, dir))];
-    const lineOf = new Map<string, number[]>();
+    // By case, not by id: two random cases can draw the same (refused) id.
+    const lineOf = new Map<Case, number[]>();
     for (const c of cases) {
       lines.push(JSON.stringify(events.created(c.id, c.title, PARENT, c.directory)));
       lines.push(JSON.stringify(events.status(c.id, "busy")));
-      lineOf.set(c.id, [lines.length - 1, lines.length]);
+      lineOf.set(c, [lines.length - 1, lines.length]);
     }
     // A pane of "the user's" on which a title tmux refuses can be told apart from one lost.
     const scratch = await server.userPane();
@@ -125,7 +126,7 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
       );
       // Refused ids: exactly one error per line that carried one, naming that line.
       const errors = bridge.lines.filter((l) => l.type === "error");
-      const expectedErrorLines = cases.filter((c) => !c.valid).flatMap((c) => lineOf.get(c.id)!);
+      const expectedErrorLines = cases.filter((c) => !c.valid).flatMap((c) => lineOf.get(c)!);
       assert.deepEqual(
         errors.map((e) => e.line).sort((a, b) => Number(a) - Number(b)),
         expectedErrorLines.sort((a, b) => a - b),
