@@ -53,7 +53,8 @@ import {
   validateTarget,
   validateText,
 } from "../lib/validate.ts";
-import { createHerdrApi, type HerdrApiOptions } from "./herdr/_api.ts";
+import type { UnixRequester } from "../lib/unix_request.ts";
+import { createHerdrApi } from "./herdr/_api.ts";
 import { herdrError } from "./herdr/_command.ts";
 import {
   type CredentialsFile,
@@ -73,6 +74,12 @@ const CAPABILITIES: Capabilities = {
   marks: false,
   focusSafe: true,
 };
+
+/** Seams of {@linkcode createHerdrBackend}, for tests. */
+export interface HerdrBackendOptions {
+  /** The one-line Unix socket request. @default `unixRequest` (lib/unix_request.ts) */
+  unixRequest?: UnixRequester;
+}
 
 /** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
 const RESERVED_ENV = new Set([
@@ -137,7 +144,10 @@ const ANCHOR_HINT =
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createHerdrBackend(deps: BackendDeps, options: HerdrApiOptions = {}): Backend {
+export function createHerdrBackend(
+  deps: BackendDeps,
+  options: HerdrBackendOptions = {},
+): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
   const api = createHerdrApi(deps, layer, options);
   const herdr = api.cli;

@@ -59,6 +59,13 @@ export type UnixReply =
     detail: string;
   };
 
+/** The shape of {@linkcode unixRequest}, for callers that take it as a seam. */
+export type UnixRequester = (
+  path: string,
+  line: string,
+  options: UnixRequestOptions,
+) => Promise<UnixReply>;
+
 const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 
 /**

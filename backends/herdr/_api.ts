@@ -131,7 +131,7 @@ interface Op<T> {
 
 /** Options of {@linkcode createHerdrApi}. */
 export interface HerdrApiOptions {
-  /** The one-line socket request seam. @default `unixRequest` */
+  /** The one-line socket request seam. @default `unixRequest` (lib/unix_request.ts) */
   unixRequest?: UnixRequester;
 }
 

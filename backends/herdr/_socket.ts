@@ -17,12 +17,11 @@
 import type { BackendDeps } from "../../lib/backend.ts";
 import { cut } from "../../lib/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
-import { type UnixFailure, unixRequest } from "../../lib/unix_request.ts";
+import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/unix_request.ts";
 import type { HerdrApiError } from "./_parse.ts";
 import { WireReplySchema } from "./_parse.ts";
 
-/** The one-line request seam (`lib/unix_request.ts`), injectable for tests. */
-export type UnixRequester = typeof unixRequest;
+export type { UnixRequester };
 
 /** herdr's session names: 1–64 of `[A-Za-z0-9._-]`, not `.` or `..` (herdr.md §5). */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
