@@ -70,14 +70,15 @@ Deno.test("unixRequest() reports a missing socket and a refused one as unreachab
       sent: false,
       detail: "ENOENT",
     });
-    // A socket file nobody listens on: a server that died without removing it.
+    // A socket file nobody listens on: a server killed before it could remove it (the child
+    // keeps an accept pending, else Deno would exit on its own and remove the file).
     const stale = `${dir}/stale.sock`;
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "eval",
         `const l = Deno.listen({ transport: "unix", path: ${
           JSON.stringify(stale)
-        } }); console.log("up"); await new Promise(() => {});`,
+        } }); console.log("up"); for await (const c of l) c.close();`,
       ],
       stdout: "piped",
     }).spawn();
