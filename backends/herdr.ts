@@ -17,6 +17,12 @@
  * 0.9.1 only because its fixtures were captured there; the peer plugin claims >= 0.8.0 without
  * checking. Preview builds sort before their release (`0.8.2-preview.…` is refused).
  *
+ * How commands reach herdr (`herdr/_api.ts`): by default (`herdr.transport: auto`) over herdr's
+ * API socket, one connection per request and no process, when the socket answers `ping` with a
+ * protocol muxbridge speaks; else, and after the socket fails, one `herdr` process per command.
+ * Both ways send the same values: the launch command in the pane's environment, the same constant
+ * typed line, the credentials in their private file.
+ *
  * What herdr cannot do: no hidden per-pane data (labels are shown), so ownership survives a
  * crash through muxbridge's durable records (`marks` false); no layout rebalancing API for a
  * subset of panes, so `applyLayout` is an honest no-op and the layout picks split directions.
@@ -24,7 +30,6 @@
  * @module
  */
 
-import semver from "semver";
 import {
   type Backend,
   type BackendDeps,
@@ -48,24 +53,19 @@ import {
   validateTarget,
   validateText,
 } from "../lib/validate.ts";
-import { createHerdrCommand, herdrError } from "./herdr/_command.ts";
+import type { UnixRequester } from "../lib/unix_request.ts";
+import { createHerdrApi } from "./herdr/_api.ts";
+import { herdrError } from "./herdr/_command.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   writeCredentialsFile,
 } from "../lib/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
-import {
-  OkSchema,
-  PaneListSchema,
-  PaneResultSchema,
-  parseHerdrVersion,
-  parseResult,
-  ProcessInfoSchema,
-} from "./herdr/_parse.ts";
+import { HERDR_MIN_VERSION as MIN_VERSION } from "./herdr/_version.ts";
 
 /** The oldest herdr muxbridge supports (see the module comment). */
-export const HERDR_MIN_VERSION = "0.8.2";
+export const HERDR_MIN_VERSION: string = MIN_VERSION;
 
 const CAPABILITIES: Capabilities = {
   layout: false,
@@ -74,6 +74,12 @@ const CAPABILITIES: Capabilities = {
   marks: false,
   focusSafe: true,
 };
+
+/** Seams of {@linkcode createHerdrBackend}, for tests. */
+export interface HerdrBackendOptions {
+  /** The one-line Unix socket request. @default `unixRequest` (lib/unix_request.ts) */
+  unixRequest?: UnixRequester;
+}
 
 /** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
 const RESERVED_ENV = new Set([
@@ -121,31 +127,6 @@ const DIRECTIONS: Record<LayoutName, readonly ["right" | "down", "right" | "down
   tiled: ["right", "down"],
 };
 
-/**
- * Parses and gates `herdr --version`.
- *
- * @throws {MuxError} `unparseable_output`, `unsupported_version`.
- */
-function gateVersion(stdout: string, argv: readonly string[]): string {
-  const text = stdout.trim();
-  const version = parseHerdrVersion(text);
-  if (version === null) {
-    throw new MuxError(
-      "unparseable_output",
-      `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
-      { argv, hint: "Check that herdr.bin names herdr" },
-    );
-  }
-  if (semver.lt(version, HERDR_MIN_VERSION)) {
-    throw new MuxError(
-      "unsupported_version",
-      `herdr ${version} is too old, need >= ${HERDR_MIN_VERSION}`,
-      { hint: `Upgrade herdr to ${HERDR_MIN_VERSION} or later (a release, not a preview)` },
-    );
-  }
-  return version;
-}
-
 const ANCHOR_HINT =
   "Run muxbridge inside the herdr pane it should open panes next to (HERDR_PANE_ID)";
 
@@ -153,6 +134,7 @@ const ANCHOR_HINT =
  * Creates the herdr backend.
  *
  * @param deps Runner, env, clock, config (`herdr`, `layout`, `command_timeout_ms`), identity.
+ * @param options Seams for tests (the socket request).
  * @returns The backend.
  *
  * @example Open a pane next to the pane muxbridge runs in
@@ -162,37 +144,19 @@ const ANCHOR_HINT =
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createHerdrBackend(deps: BackendDeps): Backend {
+export function createHerdrBackend(
+  deps: BackendDeps,
+  options: HerdrBackendOptions = {},
+): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
-  const herdr = createHerdrCommand(deps, layer);
-  let versionCache: Promise<string> | undefined;
+  const api = createHerdrApi(deps, layer, options);
+  const herdr = api.cli;
+  const version = api.version;
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
   const opened: string[] = [];
   /** Credentials files not yet read by their pane's shell, by pane: removed when it closes. */
   const envFiles = new Map<string, CredentialsFile>();
   let spawnQueue: Promise<unknown> = Promise.resolve();
-
-  /** `herdr --version`, gated; a success is kept for the backend's life. */
-  const version = (signal?: AbortSignal): Promise<string> => {
-    if (!versionCache) {
-      const pending = (async () => {
-        const result = await herdr.version(signal);
-        if (result.code !== 0) throw herdrError("read the herdr version", result);
-        return gateVersion(result.stdout, result.argv);
-      })();
-      pending.catch(() => {
-        if (versionCache === pending) versionCache = undefined;
-      });
-      versionCache = pending;
-    }
-    return versionCache;
-  };
-
-  /** Runs a command once the binary is known and its version accepted. */
-  const must = async (action: string, args: readonly string[], signal?: AbortSignal) => {
-    await version(signal);
-    return herdr.must(action, args, signal);
-  };
 
   /**
    * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
@@ -210,12 +174,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     return paneIdArg(layer.paneId);
   };
 
-  const listPanes = async (signal?: AbortSignal) =>
-    parseResult(
-      await must("list herdr's panes", ["pane", "list"], signal),
-      PaneListSchema,
-      "pane list",
-    ).result.panes;
+  const listPanes = (signal?: AbortSignal) => api.list(signal);
 
   /** Where the next split goes: beside the newest pane still open, else off the anchor. */
   const placement = async (signal?: AbortSignal) => {
@@ -232,12 +191,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   /** The pane's process id (its shell, which `exec`s into the program): best effort. */
   const shellPid = async (paneId: string, signal?: AbortSignal) => {
     try {
-      const out = await must(
-        `read pane "${paneId}"'s process`,
-        ["pane", "process-info", "--pane", paneId],
-        signal,
-      );
-      return parseResult(out, ProcessInfoSchema, "process info").result.process_info.shell_pid;
+      return await api.shellPid(paneId, signal);
     } catch (err) {
       deps.log.debug(`herdr: no pid for pane ${paneId}: ${(err as Error).message}`);
       return undefined;
@@ -261,20 +215,16 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
     let paneId: string;
     try {
-      const split = await must("open a pane", [
-        "pane",
-        "split",
-        ...(target === undefined ? [] : [target]),
-        "--direction",
-        direction,
-        "--cwd",
-        cwd,
-        "--no-focus",
-        // NAME= first: the value can never be read as one of herdr's global flags.
-        "--env",
-        `${LAUNCH_VAR}=${launchCommand(req.argv, envFile)}`,
-      ], req.signal);
-      paneId = paneIdArg(parseResult(split, PaneResultSchema, "new pane").result.pane.pane_id);
+      // Only the command travels in the pane's environment, on either transport: the
+      // credentials stay in their private file (see herdr/_launch.ts).
+      paneId = paneIdArg(
+        await api.split({
+          ...(target === undefined ? {} : { target }),
+          direction,
+          cwd,
+          env: { [LAUNCH_VAR]: launchCommand(req.argv, envFile) },
+        }, req.signal),
+      );
     } catch (err) {
       if (envFile) removeCredentialsFile(envFile);
       throw err;
@@ -282,14 +232,10 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     if (envFile) envFiles.set(paneId, envFile);
     const pid = await shellPid(paneId, req.signal);
     try {
-      await must(
-        `start the program in pane "${paneId}"`,
-        ["pane", "run", paneId, line],
-        req.signal,
-      );
+      await api.run(paneId, line, req.signal);
     } catch (err) {
       // A shell pane without the program would stay forever: close it.
-      await herdr.run(["pane", "close", paneId]).catch(() => {});
+      await api.close(paneId).catch(() => {});
       forgetEnvFile(paneId);
       throw err;
     }
@@ -327,21 +273,14 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
     const id = paneIdArg(paneId);
     const clean = cleanTitle(title);
-    const label = clean === "" ? "--clear" : validateText("pane title", clean);
-    const out = await must(`title pane "${id}"`, ["pane", "rename", id, label], signal);
-    parseResult(out, PaneResultSchema, "renamed pane");
+    const label = clean === "" ? null : validateText("pane title", clean);
+    await api.rename(id, label, signal);
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = paneIdArg(paneId);
-    await version(signal);
-    const result = await herdr.run(["pane", "get", id], signal);
-    if (result.code !== 0) {
-      const err = herdrError(`inspect pane "${id}"`, result);
-      if (err.code === "pane_not_found") return null;
-      throw err;
-    }
-    const { pane } = parseResult(result.stdout, PaneResultSchema, "pane").result;
+    const pane = await api.get(id, signal);
+    if (pane === null) return null;
     // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
     const info: PaneInfo = { paneId: pane.pane_id, dead: false };
     if (pane.label !== undefined) info.title = pane.label;
@@ -358,38 +297,63 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
   const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
     const v = await version(signal);
     await listPanes(signal);
-    return { binary: herdr.bin, version: v };
+    const { transport } = await api.transport(signal);
+    return { binary: transport === "socket" ? api.target() : herdr.bin, version: v };
   };
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
     const skip = (why: string) => {
-      for (const name of ["herdr version", "herdr server", "herdr anchor"]) {
+      for (const name of ["herdr transport", "herdr version", "herdr server", "herdr anchor"]) {
         if (!checks.some((c) => c.name === name)) {
           checks.push({ name, status: "fail", detail: `not checked: ${why}` });
         }
       }
       return checks;
     };
+    // The transport first (one ping): over the socket, the binary is only the fallback's.
+    const state = await api.transport(signal).catch((err) => err as Error);
+    const viaSocket = !(state instanceof Error) && state.transport === "socket";
     const raw = await herdr.version(signal).catch((err) => err as Error);
-    if (raw instanceof Error) {
-      checks.push(failedCheck("herdr binary", raw));
-      return skip("no herdr binary");
+    if (raw instanceof Error || raw.code !== 0) {
+      const err = raw instanceof Error ? raw : herdrError("read the herdr version", raw);
+      if (!viaSocket) {
+        checks.push(failedCheck("herdr binary", err));
+        return skip(raw instanceof Error ? "no herdr binary" : "herdr --version failed");
+      }
+      checks.push({
+        ...failedCheck("herdr binary", err),
+        status: "warn",
+        detail: `${err.message} (needed only if herdr's socket fails)`,
+      });
+    } else {
+      checks.push({
+        name: "herdr binary",
+        status: "pass",
+        detail: `${herdr.bin}: ${raw.stdout.trim()}`,
+      });
     }
-    if (raw.code !== 0) {
-      checks.push(failedCheck("herdr binary", herdrError("read the herdr version", raw)));
-      return skip("herdr --version failed");
+    if (state instanceof Error) {
+      checks.push(failedCheck("herdr transport", state));
+      return skip("herdr's socket is unusable");
     }
-    checks.push({
-      name: "herdr binary",
-      status: "pass",
-      detail: `${herdr.bin}: ${raw.stdout.trim()}`,
-    });
+    checks.push(
+      state.fellBack
+        ? {
+          name: "herdr transport",
+          status: "warn",
+          detail: state.detail,
+          hint:
+            "muxbridge works through the herdr CLI; set herdr.transport to cli if this is expected",
+        }
+        : { name: "herdr transport", status: "pass", detail: state.detail },
+    );
     try {
+      const v = await version(signal);
       checks.push({
         name: "herdr version",
         status: "pass",
-        detail: `${gateVersion(raw.stdout, raw.argv)} >= ${HERDR_MIN_VERSION}`,
+        detail: `${v} >= ${HERDR_MIN_VERSION}`,
       });
     } catch (err) {
       checks.push(failedCheck("herdr version", err));
@@ -400,7 +364,7 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
       checks.push({
         name: "herdr server",
         status: "pass",
-        detail: `the server on ${herdr.target} answers with ${panes.length} panes`,
+        detail: `the server on ${api.target()} answers with ${panes.length} panes`,
       });
     } catch (err) {
       checks.push(failedCheck("herdr server", err));
@@ -442,13 +406,12 @@ export function createHerdrBackend(deps: BackendDeps): Backend {
     async interrupt(paneId, signal) {
       const id = paneIdArg(paneId);
       // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.
-      await must(`interrupt pane "${id}"`, ["pane", "send-keys", id, "ctrl+c"], signal);
+      await api.sendKeys(id, ["ctrl+c"], signal);
     },
     async kill(paneId, signal) {
       const id = paneIdArg(paneId);
       forgetEnvFile(id);
-      const out = await must(`close pane "${id}"`, ["pane", "close", id], signal);
-      parseResult(out, OkSchema, "close result");
+      await api.close(id, signal);
     },
     setTitle,
     applyLayout,

@@ -62,6 +62,9 @@ export const HerdrConfigSchema = z.strictObject({
   socket_path: z.string().min(1).optional().describe(
     "The herdr API socket (else HERDR_SOCKET_PATH)",
   ),
+  transport: z.enum(["auto", "socket", "cli"]).default("auto").describe(
+    "How commands reach herdr: auto talks to herdr's API socket directly (no process per command) when it answers with a protocol muxbridge speaks, else runs the herdr CLI, and switches to the CLI for good if the socket fails; socket uses only the socket (a failure is an error); cli runs one herdr process per command",
+  ),
 }).prefault({}).describe("herdr backend");
 
 /**

@@ -7,12 +7,12 @@
  */
 
 import type { BackendDeps } from "../../lib/backend.ts";
-import { type ErrorCode, isMuxError, MuxError } from "../../lib/errors.ts";
+import { type ErrorCode, isMuxError, MuxError, type MuxErrorOptions } from "../../lib/errors.ts";
 import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import { parseErrorLine } from "./_parse.ts";
+import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /** A run of one herdr command, with the full argv for messages. */
 export interface HerdrRun extends RunResult {
@@ -39,6 +39,27 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
 };
 
 /**
+ * Builds the error for an API error herdr reported, through the CLI or on the socket: the one
+ * place herdr's codes become muxbridge's (unknown codes are `command_failed`).
+ *
+ * @param action What was being done ("close pane \"w1:p3\"").
+ * @param api herdr's code and message.
+ * @param details The failed program's argv, exit code and stderr, when a program failed.
+ * @returns The error, with the code's hint.
+ */
+export function apiError(
+  action: string,
+  api: HerdrApiError,
+  details: MuxErrorOptions = {},
+): MuxError {
+  const code = ERROR_CODES[api.code] ?? "command_failed";
+  return new MuxError(code, `Cannot ${action}: herdr ${api.code}: ${api.message}`, {
+    ...details,
+    ...(HINTS[code] ? { hint: HINTS[code] } : {}),
+  });
+}
+
+/**
  * Builds the error for a failed herdr command. Evidence (herdr.md §7, `src/cli.rs`): exit 1 with
  * one JSON line on stderr is an API error (`{"error":{"code","message"},"id"}`); exit 2 is a
  * usage error in plain text; anything else (a crash, a Rust `Error: …`) is a failure as is.
@@ -52,13 +73,7 @@ export function herdrError(action: string, run: HerdrRun): MuxError {
   const stderr = run.stderr.trim();
   const details = { argv: run.argv, exitCode: run.code, stderr };
   const api = run.code === 1 ? parseErrorLine(stderr) : null;
-  if (api) {
-    const code = ERROR_CODES[api.code] ?? "command_failed";
-    return new MuxError(code, `Cannot ${action}: herdr ${api.code}: ${api.message}`, {
-      ...details,
-      ...(HINTS[code] ? { hint: HINTS[code] } : {}),
-    });
-  }
+  if (api) return apiError(action, api, details);
   return new MuxError(
     "command_failed",
     `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,

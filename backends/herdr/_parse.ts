@@ -1,6 +1,6 @@
 /**
- * Private to the herdr backend: the parsers of what the herdr CLI prints (version text, the JSON
- * result envelope on stdout, the JSON error line on stderr).
+ * Private to the herdr backend: the parsers of what herdr answers (version text, the JSON result
+ * envelope the CLI prints on stdout and the socket answers, the JSON error line on stderr).
  *
  * Shapes come from `/work/shared/research/herdr.md` ("herdr.md §N"): the herdr 0.8.2 source
  * (`src/cli.rs`, `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr
@@ -50,6 +50,27 @@ export const ProcessInfoSchema = z.object({
     process_info: z.object({ shell_pid: z.number().int().positive().optional() }),
   }),
 });
+
+/**
+ * `ping` on the socket: `{"id","result":{"type":"pong","version","protocol","capabilities"}}`
+ * (herdr.md §6; `capabilities` may be null or absent).
+ */
+export const PongSchema = z.object({
+  result: z.object({
+    type: z.literal("pong"),
+    version: z.string().min(1),
+    protocol: z.number().int().nonnegative(),
+  }),
+});
+
+/**
+ * One answer line on the socket: `{"id","result":{"type",…}}` or `{"id","error":{"code",
+ * "message"}}`, fields in struct order (herdr.md §6; the order does not matter to a JSON parser).
+ */
+export const WireReplySchema = z.union([
+  z.object({ id: z.string(), result: z.object({ type: z.string().min(1) }) }),
+  z.object({ id: z.string(), error: z.object({ code: z.string().min(1), message: z.string() }) }),
+]);
 
 /**
  * Parses one result line of the CLI (one compact JSON object and a newline, herdr.md §7).

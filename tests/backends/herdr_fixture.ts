@@ -1,7 +1,9 @@
 /**
  * A private "herdr server" for tests: a state file for the fake herdr CLI
- * (`tests/fakes/bin/herdr`), a runner that points the fake at it, and a backend on top. Always
- * `close()` it: that kills every pane process the fake started.
+ * (`tests/fakes/bin/herdr`), a runner that points the fake at it, optionally the fake API socket
+ * server (`tests/fakes/herdr_socket.ts`, a process of its own) on the same state, and a backend on
+ * top. Always `close()` it: that stops the socket server and kills every pane process the fakes
+ * started.
  *
  * @module
  */
@@ -16,9 +18,17 @@ import { createRunner, type Runner } from "../../lib/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { type Logger, silentLogger } from "../../lib/log.ts";
 import { parseArgvLog } from "./zellij_fixture.ts";
+import type { FakeHerdrState } from "../fakes/herdr_model.ts";
+
+export type { FakeHerdrState };
 
 /** The fake herdr CLI. */
 export const FAKE_HERDR = fileURLToPath(new URL("../fakes/bin/herdr", import.meta.url));
+
+/** The fake herdr API socket server. */
+export const FAKE_HERDR_SOCKET = fileURLToPath(
+  new URL("../fakes/herdr_socket.ts", import.meta.url),
+);
 
 /** Options of {@linkcode startFakeHerdr}. */
 export interface FakeHerdrOptions {
@@ -26,30 +36,8 @@ export interface FakeHerdrOptions {
   version?: string;
   /** The user's shell that reads typed lines in new panes. @default "/bin/sh" */
   shell?: string;
-}
-
-/** The fake's state file (see `tests/fakes/bin/herdr`). */
-export interface FakeHerdrState {
-  version?: string;
-  serverProtocol?: number;
-  dir: string;
-  socket: string;
-  running: boolean;
-  shell?: string;
-  serverEnv: Record<string, string>;
-  started?: number[];
-  workspaces: Record<string, { nextPane: number }>;
-  panes: Array<{
-    pane_id: string;
-    workspace_id: string;
-    tab_id: string;
-    cwd: string;
-    focused: boolean;
-    label?: string;
-    pid?: number;
-    anchor?: string;
-    direction?: string;
-  }>;
+  /** Start the fake API socket server on the state's socket. @default false */
+  socket?: boolean;
 }
 
 /** A running fake server. */
@@ -72,6 +60,13 @@ export interface FakeHerdr {
   identity(): Identity;
   /** A backend on this server, muxbridge running in pane `w1:p1`. */
   backend(flags?: ConfigLayer, identity?: Identity, log?: Logger): Backend;
+  /** Starts the fake API socket server (again) on the state's socket. */
+  startSocket(): Promise<void>;
+  /**
+   * Stops the socket server. `kill` (SIGKILL) leaves its socket file behind, so connections are
+   * refused; otherwise (SIGTERM) it removes the file.
+   */
+  stopSocket(kill?: boolean): Promise<void>;
   /** Kills every pane process and removes the directory. */
   close(): Promise<void>;
 }
@@ -119,6 +114,37 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
   // The backend's own variables (HERDR_SOCKET_PATH) win over the fixture's.
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
   const readState = async () => JSON.parse(await Deno.readTextFile(statePath)) as FakeHerdrState;
+  let server: Deno.ChildProcess | undefined;
+  const startSocket = async () => {
+    if (server) return;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "--quiet", "--no-config", FAKE_HERDR_SOCKET, statePath, socket],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes("ready\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the fake herdr socket server ended: ${seen}`);
+      seen += value;
+    }
+    reader.releaseLock();
+    // Nothing more is printed; drain so the pipe never fills.
+    child.stdout.pipeTo(new WritableStream()).catch(() => {});
+    server = child;
+  };
+  const stopSocket = async (kill = false) => {
+    const child = server;
+    server = undefined;
+    if (!child) return;
+    try {
+      child.kill(kill ? "SIGKILL" : "SIGTERM");
+    } catch { /* gone */ }
+    await child.status;
+  };
+  if (options.socket) await startSocket();
   const identity = (): Identity => ({
     backend: "herdr",
     layers: [{
@@ -158,8 +184,11 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
       };
       return createHerdrBackend(deps);
     },
+    startSocket,
+    stopSocket,
     async close() {
       try {
+        await stopSocket();
         for (const pid of (await readState()).started ?? []) {
           try {
             Deno.kill(-pid, "SIGKILL");

@@ -1,8 +1,9 @@
 /**
- * The herdr backend against a fake runner (exact argv, error table, version gate, binary and
- * socket resolution), the typed launch line against real shells, and the backend against the
- * fake herdr CLI (`tests/fakes/bin/herdr`: quirks and faults). herdr cannot run here: nothing in
- * this file touches a real herdr.
+ * The herdr backend through the CLI: against a fake runner (exact argv, error table, version gate,
+ * binary and socket resolution; no socket answers), the typed launch line against real shells,
+ * and the backend against the fake herdr CLI (`tests/fakes/bin/herdr`: quirks and faults; the
+ * socket the fixture names has no server, so `auto` falls back to the CLI). The socket transport
+ * is in `herdr_socket_test.ts`. herdr cannot run here: nothing in this file touches a real herdr.
  */
 
 import assert from "node:assert/strict";
@@ -27,6 +28,7 @@ import { createRunner } from "../../lib/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/log.ts";
 import { validateText } from "../../lib/validate.ts";
+import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
@@ -50,6 +52,12 @@ function deps(run: FakeRunner, flags: ConfigLayer = {}, identity = inside()): Ba
     log: silentLogger,
   };
 }
+
+/** No herdr socket answers here: every command goes through the fake runner. */
+const noSocket: UnixRequester = () =>
+  Promise.resolve({ ok: false, reason: "unreachable", sent: false, detail: "ENOENT" });
+
+const herdrBackend = (d: BackendDeps) => createHerdrBackend(d, { unixRequest: noSocket });
 
 const pane = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -115,7 +123,7 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
   const run = healthy().onPrefix(["herdr", "pane", "close"], {
     stdout: '{"id":"cli:pane:close","result":{"type":"ok"}}',
   });
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   const password = "--help $(x) 'q'";
   const spawned = await backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: password } }));
   assert.deepEqual(spawned, { paneId: "w1:p2", pid: 4321 });
@@ -174,7 +182,7 @@ Deno.test("herdr spawn() stacks later panes beside the newest one still open", a
     .on(["herdr", "pane", "list"], { stdout: list("w1:p1", "w3:pB") }, {
       stdout: list("w1:p1"),
     });
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   await backend.spawn(request());
   await backend.spawn(request());
   await backend.spawn(request());
@@ -197,7 +205,7 @@ Deno.test("herdr spawn() closes the new pane when typing the launch line fails",
       stdout: '{"id":"cli:pane:close","result":{"type":"ok"}}',
     });
   await assert.rejects(
-    () => createHerdrBackend(deps(run)).spawn(request()),
+    () => herdrBackend(deps(run)).spawn(request()),
     (e) => isMuxError(e, "command_failed") && /pane_send_failed/.test(e.message),
   );
   assert.deepEqual(run.calls.at(-1)?.argv, ["herdr", "pane", "close", "w1:p2"]);
@@ -205,7 +213,7 @@ Deno.test("herdr spawn() closes the new pane when typing the launch line fails",
 
 Deno.test("herdr spawn() leaves out a title that would read as a flag, and setTitle() refuses it", async () => {
   const run = healthy();
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   await backend.spawn(request({ title: "--help" }));
   assert.ok(!run.calls.some((c) => c.argv.includes("rename")));
   await assert.rejects(
@@ -220,7 +228,7 @@ Deno.test("herdr spawn() leaves out a title that would read as a flag, and setTi
 
 Deno.test("herdr refuses unsafe ids and variables before running anything", async () => {
   const run = createFakeRunner();
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   for (const bad of ["", "-t", "--session", "w1:p1 --help", "w1:\np2"]) {
     await assert.rejects(() => backend.kill(bad), (e) => isMuxError(e, "invalid_argument"));
     await assert.rejects(() => backend.interrupt(bad), (e) => isMuxError(e, "invalid_argument"));
@@ -253,7 +261,7 @@ Deno.test("herdr maps its error codes through one table", async () => {
       .on(["herdr", "--version"], { stdout: "herdr 0.9.1" })
       .on(["herdr", "pane", "close", "w1:p2"], { code: 1, stderr: apiError(herdrCode, "m") });
     await assert.rejects(
-      () => createHerdrBackend(deps(run)).kill("w1:p2"),
+      () => herdrBackend(deps(run)).kill("w1:p2"),
       (e) => isMuxError(e) && e.code === code,
       herdrCode,
     );
@@ -262,7 +270,7 @@ Deno.test("herdr maps its error codes through one table", async () => {
     .on(["herdr", "--version"], { stdout: "herdr 0.9.1" })
     .on(["herdr", "pane", "close", "w1:p2"], { code: 2, stderr: "usage: herdr pane close <id>\n" });
   await assert.rejects(
-    () => createHerdrBackend(deps(usage)).kill("w1:p2"),
+    () => herdrBackend(deps(usage)).kill("w1:p2"),
     (e) => isMuxError(e, "command_failed") && /usage: herdr pane close/.test(e.message),
   );
 });
@@ -275,7 +283,7 @@ Deno.test("herdr inspect() returns null for pane_not_found and the label as titl
       stderr: apiError("pane_not_found", "pane w9:p9 not found"),
     })
     .on(["herdr", "pane", "get", "w1:pZ"], { stdout: pane("w1:pZ", { label: "t" }) });
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   assert.equal(await backend.inspect("w9:p9"), null);
   assert.deepEqual(await backend.inspect("w1:pZ"), { paneId: "w1:pZ", dead: false, title: "t" });
 });
@@ -294,7 +302,7 @@ Deno.test("herdr gates the version at 0.8.2 and refuses previews of it", async (
       .on(["herdr", "pane", "list"], {
         stdout: '{"id":"cli:pane:list","result":{"panes":[],"type":"pane_list"}}',
       });
-    const probe = createHerdrBackend(deps(run)).probe();
+    const probe = herdrBackend(deps(run)).probe();
     if (ok) await probe;
     else {
       await assert.rejects(() => probe, (e) => {
@@ -316,19 +324,19 @@ Deno.test("herdr resolves herdr.bin, else HERDR_BIN_PATH, else herdr on PATH", a
     .on(["herdr", "--version"], version)
     .on(["herdr", "pane", "list"], list);
   assert.equal(
-    (await createHerdrBackend(deps(fallback, {}, inside({ binPath: "/gone/herdr" }))).probe())
+    (await herdrBackend(deps(fallback, {}, inside({ binPath: "/gone/herdr" }))).probe())
       .binary,
     "herdr",
   );
   const fromEnv = createFakeRunner()
     .on(["/opt/herdr", "--version"], version)
     .on(["/opt/herdr", "pane", "list"], list);
-  await createHerdrBackend(deps(fromEnv, {}, inside({ binPath: "/opt/herdr" }))).probe();
+  await herdrBackend(deps(fromEnv, {}, inside({ binPath: "/opt/herdr" }))).probe();
   const configured = createFakeRunner()
     .on(["/cfg/herdr", "--version"], missing);
   await assert.rejects(
     () =>
-      createHerdrBackend(
+      herdrBackend(
         deps(configured, { herdr: { bin: "/cfg/herdr" } }, inside({ binPath: "/opt/herdr" })),
       )
         .probe(),
@@ -339,7 +347,7 @@ Deno.test("herdr resolves herdr.bin, else HERDR_BIN_PATH, else herdr on PATH", a
 
 Deno.test("herdr honours herdr.session (--session first, no foreign anchor) and herdr.socket_path", async () => {
   const run = healthy("w1:p2", ["herdr", "--session", "work"]);
-  await createHerdrBackend(deps(run, { herdr: { session: "work" } })).spawn(request());
+  await herdrBackend(deps(run, { herdr: { session: "work" } })).spawn(request());
   const split = run.calls.find((c) => c.argv.includes("split"))!.argv;
   assert.deepEqual(split.slice(0, 6), [
     "herdr",
@@ -350,7 +358,7 @@ Deno.test("herdr honours herdr.session (--session first, no foreign anchor) and 
     "--direction",
   ]);
   const sock = healthy();
-  await createHerdrBackend(deps(sock, { herdr: { socket_path: "/tmp/other.sock" } })).spawn(
+  await herdrBackend(deps(sock, { herdr: { socket_path: "/tmp/other.sock" } })).spawn(
     request(),
   );
   assert.ok(sock.calls.every((c) => c.opts.env?.HERDR_SOCKET_PATH === "/tmp/other.sock"));
@@ -359,7 +367,7 @@ Deno.test("herdr honours herdr.session (--session first, no foreign anchor) and 
 
 Deno.test("herdr applyLayout() is an honest no-op", async () => {
   const run = createFakeRunner();
-  const backend = createHerdrBackend(deps(run));
+  const backend = herdrBackend(deps(run));
   assert.equal(backend.capabilities.layout, false);
   const result = await backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: [] });
   assert.equal(result.applied, false);
