@@ -42,7 +42,7 @@ Deno.test("resolveConfig() fills every backend section with its defaults", () =>
   const config = resolveConfig({ env: noEnv });
   assert.deepEqual(config.tmux, { bin: "tmux", control_mode: false });
   assert.deepEqual(config.zellij, { bin: "zellij" });
-  assert.deepEqual(config.herdr, {});
+  assert.deepEqual(config.herdr, { transport: "auto" });
   assert.deepEqual(config.kitty, {});
   assert.deepEqual(config.cmux, { bin: "cmux" });
   assert.equal(config.state_dir, undefined);
@@ -150,7 +150,7 @@ Deno.test("resolveConfig() lets a later layer replace one key of a section", () 
     file: { ...FILE, data: { herdr: { session: "a", socket_path: "/s" } } },
     hello: { herdr: { session: "b" } },
   });
-  assert.deepEqual(config.herdr, { session: "b", socket_path: "/s" });
+  assert.deepEqual(config.herdr, { session: "b", socket_path: "/s", transport: "auto" });
 });
 
 Deno.test("mergeLayers() skips undefined values", () => {
