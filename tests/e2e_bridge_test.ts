@@ -6,13 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { createRealClock, waitFor } from "../lib/clock.ts";
+import { waitFor } from "../lib/clock.ts";
 import { events, muxbridgeArgv, startBridge } from "./helpers/bridge_process.ts";
 import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
+import { clock, isType, realLife } from "./helpers/real_life.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
-import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
+import type { TmuxServer } from "./helpers/tmux_server.ts";
 
-const clock = createRealClock();
 const P = "ses_e2eParent";
 
 interface Setup {
@@ -21,40 +21,20 @@ interface Setup {
   oc: FakeOpencodeServer;
   dir: string;
   env: Record<string, string>;
-  standIn: string;
 }
 
-async function setup(
-  config: Record<string, unknown> = {},
-  standInOpts: { ignoreSignals?: boolean } = {},
-): Promise<Setup> {
-  const server = await startTmuxServer();
+/** The real-life set-up (stand-in as `opencode_bin`, 300 ms timings) plus the fake OpenCode. */
+async function setup(): Promise<Setup> {
+  const life = await realLife(async (dir) => ({
+    opencode_bin: await writeStandIn(dir),
+    idle_close_delay_ms: 300,
+    min_pane_lifetime_ms: 300,
+    close_grace_ms: 300,
+    poll_interval_ms: 300,
+  }));
   const oc = serveFakeOpencode();
   oc.fake.knowAll = true;
-  const dir = `${server.dir}/bridge`;
-  await Deno.mkdir(dir);
-  const standIn = await writeStandIn(dir, standInOpts);
-  const configPath = `${dir}/config.json`;
-  await Deno.writeTextFile(
-    configPath,
-    JSON.stringify({
-      backend: "tmux",
-      tmux: { socket_name: server.socketName, target: server.anchorPane },
-      opencode_bin: standIn,
-      idle_close_delay_ms: 300,
-      min_pane_lifetime_ms: 300,
-      close_grace_ms: 300,
-      poll_interval_ms: 300,
-      ...config,
-    }),
-  );
-  const env = {
-    ...server.env,
-    MUXBRIDGE_CONFIG: configPath,
-    MUXBRIDGE_STATE_DIR: `${dir}/state`,
-    XDG_CONFIG_HOME: `${dir}/xdg`,
-  };
-  return { server, oc, dir, env, standIn };
+  return { server: life.server, oc, dir: life.dir, env: life.env };
 }
 
 async function teardown(s: Setup): Promise<void> {
@@ -78,11 +58,6 @@ async function panes(
   }
   return map;
 }
-
-const isType =
-  (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
-    l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
-    (reason === undefined || l.reason === reason);
 
 Deno.test("bridge on real tmux opens, retitles, closes on idle, reopens, closes on delete, and never touches the user's pane", async () => {
   const s = await setup();
