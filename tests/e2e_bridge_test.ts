@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { waitFor } from "../lib/clock.ts";
-import { events, muxbridgeArgv, startBridge } from "./helpers/bridge_process.ts";
+import { events, startBridge } from "./helpers/bridge_process.ts";
 import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
-import { clock, isType, realLife } from "./helpers/real_life.ts";
+import { clock, isType, realLife, runCli } from "./helpers/real_life.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
 import type { TmuxServer } from "./helpers/tmux_server.ts";
 
@@ -237,16 +237,9 @@ Deno.test("a new bridge reclaims the idle pane of a SIGKILLed bridge as orphan a
       assert.ok(!live.has(idlePane));
       assert.ok(live.has(busyPane), "the busy child's pane is kept");
 
-      const [cmd, ...pre] = muxbridgeArgv();
-      const list = await new Deno.Command(cmd, {
-        args: [...pre, "list", "--json"],
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...s.env },
-        clearEnv: true,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(list.code, 0, new TextDecoder().decode(list.stderr));
-      const rows = JSON.parse(new TextDecoder().decode(list.stdout));
+      const list = await runCli(["list", "--json"], s.env);
+      assert.equal(list.code, 0, list.stderr);
+      const rows = JSON.parse(list.stdout);
       assert.deepEqual(rows.map((r: { paneId: string }) => r.paneId), [busyPane]);
       assert.equal(rows[0].sessionId, "ses_e2eOrphanBusy");
       assert.match(rows[0].owner, new RegExp(`^${second.pid}:`), "the record names the new owner");

@@ -12,12 +12,8 @@
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/clock.ts";
 import { createPaneStore } from "../lib/pane_store.ts";
-import {
-  type BridgeProcess,
-  events,
-  muxbridgeArgv,
-  startBridge,
-} from "./helpers/bridge_process.ts";
+import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
+import { runCli } from "./helpers/cli_process.ts";
 import { createFakeOpencode, type FakeOpencode } from "./fakes/fake_opencode.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
@@ -275,16 +271,9 @@ Deno.test("fault: a tmux binary that disappears mid-run: opens are skipped, open
     await Deno.copyFile(FAULTY, r.bin);
     await Deno.chmod(r.bin, 0o755);
     r.oc.fake.removed.add("ses_kept");
-    const [cmd, ...pre] = muxbridgeArgv();
-    const cleanup = await new Deno.Command(cmd, {
-      args: [...pre, "cleanup", "--json"],
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...r.env },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const report = JSON.parse(new TextDecoder().decode(cleanup.stdout));
-    assert.equal(cleanup.code, 0, new TextDecoder().decode(cleanup.stderr));
+    const cleanup = await runCli(["cleanup", "--json"], { env: r.env });
+    const report = JSON.parse(cleanup.stdout);
+    assert.equal(cleanup.code, 0, cleanup.stderr);
     assert.deepEqual(report.closed.map((c: { paneId: string }) => c.paneId), [opened.paneId]);
     assert.deepEqual([...(await r.marked()).keys()], []);
     assert.deepEqual(createPaneStore(r.state).list().records, []);
