@@ -14,7 +14,7 @@ import { createRealClock, waitFor } from "../lib/clock.ts";
 import { createPaneStore } from "../lib/pane_store.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
-import { createFakeOpencode, type FakeOpencode } from "./fakes/fake_opencode.ts";
+import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
 
@@ -22,47 +22,9 @@ const clock = createRealClock();
 const P = "ses_faultParent";
 const FAULTY = new URL("./fakes/bin/tmux-faulty", import.meta.url).pathname;
 
-/** The fake OpenCode server on a loopback port that can really go away and come back. */
-interface Opencode {
-  fake: FakeOpencode;
-  url: string;
-  /** Stops listening (connections are refused). */
-  down(): Promise<void>;
-  /** Listens again on the same port. */
-  up(): void;
-  close(): Promise<void>;
-}
-
-function serveOpencode(): Opencode {
-  const fake = createFakeOpencode();
-  fake.knowAll = true;
-  const listen = (port: number) =>
-    Deno.serve(
-      { hostname: "127.0.0.1", port, onListen: () => {} },
-      (req) => fake.handle(req).catch(() => new Response(null, { status: 499 })),
-    );
-  let server: Deno.HttpServer<Deno.NetAddr> | null = listen(0);
-  const port = server.addr.port;
-  return {
-    fake,
-    url: `http://127.0.0.1:${port}`,
-    async down() {
-      await server?.shutdown();
-      server = null;
-    },
-    up() {
-      server ??= listen(port);
-    },
-    async close() {
-      await server?.shutdown();
-      server = null;
-    },
-  };
-}
-
 interface Rig {
   server: TmuxServer;
-  oc: Opencode;
+  oc: FakeOpencodeServer;
   dir: string;
   /** The rules file tmux-faulty reads on every call. */
   faults: string;
@@ -91,7 +53,8 @@ async function realTmux(): Promise<string> {
 
 async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
   const server = await startTmuxServer();
-  const oc = serveOpencode();
+  const oc = serveFakeOpencode();
+  oc.fake.knowAll = true;
   const dir = `${server.dir}/bridge`;
   await Deno.mkdir(dir);
   const standIn = await writeStandIn(dir);

@@ -1,6 +1,7 @@
 /**
  * The fake OpenCode server (`tests/fakes/fake_opencode.ts`) on a real loopback HTTP port, for
- * tests that run muxbridge as a separate process. Always `close()` it.
+ * tests that run muxbridge as a separate process; it can go away and come back on the same port.
+ * Always `close()` it.
  *
  * This is not the real-server harness: `tests/helpers/opencode_server.ts` runs a real
  * `opencode serve`.
@@ -16,6 +17,10 @@ export interface FakeOpencodeServer {
   fake: FakeOpencode;
   /** `http://127.0.0.1:<port>`. */
   url: string;
+  /** Stops listening, so connections are refused (the server "goes away"). */
+  down(): Promise<void>;
+  /** Listens again on the same port (after {@linkcode FakeOpencodeServer.down}). */
+  up(): void;
   /** Stops the server. */
   close(): Promise<void>;
 }
@@ -27,15 +32,24 @@ export interface FakeOpencodeServer {
  */
 export function serveFakeOpencode(): FakeOpencodeServer {
   const fake = createFakeOpencode();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req) => fake.handle(req).catch(() => new Response(null, { status: 499 })),
-  );
+  const listen = (port: number) =>
+    Deno.serve(
+      { hostname: "127.0.0.1", port, onListen: () => {} },
+      (req) => fake.handle(req).catch(() => new Response(null, { status: 499 })),
+    );
+  let server: Deno.HttpServer<Deno.NetAddr> | null = listen(0);
+  const port = server.addr.port;
+  const down = async () => {
+    await server?.shutdown();
+    server = null;
+  };
   return {
     fake,
-    url: `http://127.0.0.1:${server.addr.port}`,
-    close: async () => {
-      await server.shutdown();
+    url: `http://127.0.0.1:${port}`,
+    down,
+    up() {
+      server ??= listen(port);
     },
+    close: down,
   };
 }
