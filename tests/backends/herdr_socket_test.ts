@@ -11,7 +11,7 @@ import { createConnection } from "node:net";
 import { createHerdrBackend } from "../../backends/herdr.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import { resolveHerdrSocket, type UnixRequester } from "../../backends/herdr/_socket.ts";
-import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend.ts";
 import { createRealClock, waitFor } from "../../lib/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { isMuxError } from "../../lib/errors.ts";
@@ -20,6 +20,7 @@ import { createLogger, silentLogger } from "../../lib/log.ts";
 import { unixRequest } from "../../lib/unix_request.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { request } from "./_spawn_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "./herdr_fixture.ts";
 
 const clock = createRealClock();
@@ -105,16 +106,6 @@ const paneInfo = (id: string, extra: Record<string, unknown> = {}) => ({
     revision: 0,
     ...extra,
   },
-});
-
-const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({
-  sessionId: "ses_abc",
-  title: "fix the bug",
-  argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/w"],
-  cwd: "/w",
-  env: {},
-  owner: "4242:1",
-  ...extra,
 });
 
 Deno.test("herdr over the socket: a pane's life is these requests and no process; the password is in none", async () => {

@@ -31,6 +31,7 @@ import { validateText } from "../../lib/validate.ts";
 import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { request } from "./_spawn_request.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
 
 const clock = createRealClock();
@@ -66,16 +67,6 @@ const pane = (id: string, extra: Record<string, unknown> = {}) =>
   });
 const apiError = (code: string, message: string, id = "cli:pane:get") =>
   JSON.stringify({ error: { code, message }, id });
-
-const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({
-  sessionId: "ses_abc",
-  title: "fix the bug",
-  argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/w"],
-  cwd: "/w",
-  env: {},
-  owner: "4242:1",
-  ...extra,
-});
 
 /** A fake runner answering a healthy 0.9.1 whose split opens `newId`. */
 function healthy(newId = "w1:p2", cmd: string[] = ["herdr"]): FakeRunner {

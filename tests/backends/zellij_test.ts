@@ -19,6 +19,7 @@ import { SessionLoop } from "../../lib/session_loop.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
 
 const clock = createRealClock();
@@ -51,16 +52,6 @@ function listJson(...panes: Array<[number, string, number?]>): string {
     { id: 1, is_plugin: true, is_focused: false, title: "tab-bar", exited: false, tab_id: 0 },
   ]);
 }
-
-const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({
-  sessionId: "ses_abc",
-  title: "fix the bug",
-  argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/w"],
-  cwd: "/w",
-  env: {},
-  owner: "4242:1",
-  ...extra,
-});
 
 const NEW_PANE_TAIL = [
   "--name=fix the bug",
