@@ -7,7 +7,13 @@
  * @module
  */
 
+import type { Backend } from "../lib/backend.ts";
 import { createRealClock, sleep } from "../lib/clock.ts";
+import { closePane } from "../lib/close_pane.ts";
+import { createProcesses } from "../lib/processes.ts";
+
+const clock = createRealClock();
+const processes = createProcesses();
 
 /** One line of a benchmark's report. */
 export interface Row {
@@ -94,26 +100,81 @@ export function table(rows: readonly Row[]): string {
 }
 
 /**
- * Runs `fn` `n` times after `warmup` unmeasured runs and returns the durations in ms.
+ * Runs the variants interleaved, round-robin (each round starts one variant later), so that load
+ * on the machine hits them alike: `warmup` unmeasured rounds, then `n` measured ones.
  *
- * @param n Measured runs.
- * @param warmup Unmeasured runs first.
- * @param fn The work.
- * @returns The durations.
+ * @param variants Name and work of each variant.
+ * @param n Measured rounds.
+ * @param warmup Unmeasured rounds first.
+ * @param onMeasureStart Called once, right before the first measured round (to read counters).
+ * @returns Each variant's measured durations in ms, by name.
  */
-export async function timeEach(
+export async function interleaved(
+  variants: ReadonlyArray<readonly [string, () => Promise<void>]>,
   n: number,
   warmup: number,
-  fn: () => Promise<void>,
-): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await fn();
-    out.push(performance.now() - start);
+  onMeasureStart?: () => void,
+): Promise<Map<string, number[]>> {
+  const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+  for (let round = 0; round < n + warmup; round++) {
+    if (round === warmup) onMeasureStart?.();
+    for (let i = 0; i < variants.length; i++) {
+      const [name, fn] = variants[(round + i) % variants.length];
+      const start = performance.now();
+      await fn();
+      if (round >= warmup) samples.get(name)!.push(performance.now() - start);
+    }
   }
-  return out;
+  return samples;
+}
+
+/** How the closes of {@linkcode paneLife} went, by variant. */
+export interface CloseTally<K extends string> {
+  /** Closes that needed the kill, by variant. */
+  killed: Record<K, number>;
+  /** Closes that threw, as `<variant>: <message>`. */
+  errors: string[];
+}
+
+/**
+ * One pane's life through a backend, as the pane benchmarks measure it: `backend.spawn` of a
+ * `sleep` (a password in its environment, as a real attach has) and then `closePane` with a
+ * 250 ms grace. A close that needed the kill or threw is counted in `tally`, not thrown: one odd
+ * close must not lose the whole run.
+ *
+ * @param backend The backend.
+ * @param cwd The pane's working directory.
+ * @param key The variant, for the tally.
+ * @param tally Where the closes are counted.
+ * @returns The work of one round.
+ */
+export function paneLife<K extends string>(
+  backend: Backend,
+  cwd: string,
+  key: K,
+  tally: CloseTally<K>,
+): () => Promise<void> {
+  return async () => {
+    const { paneId, pid } = await backend.spawn({
+      sessionId: "ses_bench",
+      title: "bench",
+      argv: ["sleep", "100000"],
+      cwd,
+      env: { OPENCODE_SERVER_PASSWORD: "bench" },
+      owner: "cli",
+    });
+    try {
+      const r = await closePane(backend, paneId, {
+        graceMs: 250,
+        clock,
+        ...(pid === undefined ? {} : { pid }),
+        processes,
+      });
+      if (r.killed) tally.killed[key]++;
+    } catch (err) {
+      tally.errors.push(`${key}: ${(err as Error).message}`);
+    }
+  };
 }
 
 /** CPU time (ms) and context switches of a process, summed over its threads. */
@@ -196,5 +257,5 @@ export async function writeScript(path: string, body: string): Promise<string> {
 
 /** Waits `ms` of wall time (benchmarks measure real processes; tests never do this). */
 export async function pause(ms: number): Promise<void> {
-  await sleep(createRealClock(), ms);
+  await sleep(clock, ms);
 }

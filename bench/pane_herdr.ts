@@ -25,17 +25,23 @@
 import { createHerdrBackend } from "../backends/herdr.ts";
 import type { Backend } from "../lib/backend.ts";
 import { createRealClock } from "../lib/clock.ts";
-import { closePane } from "../lib/close_pane.ts";
 import { resolveConfig } from "../lib/config.ts";
 import type { Runner } from "../lib/exec.ts";
 import { silentLogger } from "../lib/log.ts";
-import { createProcesses } from "../lib/processes.ts";
 import { unixRequest, type UnixRequester } from "../lib/unix_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "../tests/backends/herdr_fixture.ts";
-import { ms, ratio, type Row, stats, table } from "./_harness.ts";
+import {
+  type CloseTally,
+  interleaved,
+  ms,
+  paneLife,
+  ratio,
+  type Row,
+  stats,
+  table,
+} from "./_harness.ts";
 
 const clock = createRealClock();
-const processes = createProcesses();
 
 interface Counter {
   processes: number;
@@ -97,30 +103,7 @@ export async function benchPaneHerdr(n = 15): Promise<Row[]> {
       if (!r.ok || !r.line.includes('"result"')) throw new Error(JSON.stringify(r));
       return JSON.parse(r.line);
     };
-    const killed = { cli: 0, socket: 0 };
-    const closeErrors: string[] = [];
-    const life = (backend: Backend, key: "cli" | "socket") => async () => {
-      const { paneId, pid } = await backend.spawn({
-        sessionId: "ses_bench",
-        title: "bench",
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: { OPENCODE_SERVER_PASSWORD: "bench" },
-        owner: "cli",
-      });
-      try {
-        const r = await closePane(backend, paneId, {
-          graceMs: 250,
-          clock,
-          ...(pid === undefined ? {} : { pid }),
-          processes,
-        });
-        if (r.killed) killed[key]++;
-      } catch (err) {
-        // Reported in the table, not thrown: one odd close must not lose the whole run.
-        closeErrors.push(`${key}: ${(err as Error).message}`);
-      }
-    };
+    const closes: CloseTally<"cli" | "socket"> = { killed: { cli: 0, socket: 0 }, errors: [] };
     const variants: Array<[string, () => Promise<void>]> = [
       ["bare CLI", async () => {
         const out = JSON.parse(
@@ -136,8 +119,8 @@ export async function benchPaneHerdr(n = 15): Promise<Row[]> {
         });
         await wire("pane.close", { pane_id: out.result.pane.pane_id });
       }],
-      ["muxbridge, cli", life(viaCli, "cli")],
-      ["muxbridge, socket", life(viaSocket, "socket")],
+      ["muxbridge, cli", paneLife(viaCli, server.dir, "cli", closes)],
+      ["muxbridge, socket", paneLife(viaSocket, server.dir, "socket", closes)],
       ["/bin/true", async () => {
         await server.runner(["/bin/true"], { timeoutMs: 10_000 });
       }],
@@ -145,21 +128,11 @@ export async function benchPaneHerdr(n = 15): Promise<Row[]> {
         await cli(["--version"]);
       }],
     ];
-    const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
-    const warmup = 2;
     let before = structuredClone(counters);
-    for (let round = 0; round < n + warmup; round++) {
-      if (round === warmup) before = structuredClone(counters);
-      for (let i = 0; i < variants.length; i++) {
-        const [name, fn] = variants[(round + i) % variants.length];
-        const start = performance.now();
-        await fn();
-        if (round >= warmup) samples.get(name)!.push(performance.now() - start);
-      }
-    }
+    const samples = await interleaved(variants, n, 2, () => (before = structuredClone(counters)));
     const per = (key: "cli" | "socket", what: keyof Counter) =>
       (counters[key][what] - before[key][what]) / n;
-    for (const e of closeErrors) console.error(`close failed: ${e}`);
+    for (const e of closes.errors) console.error(`close failed: ${e}`);
     const s = Object.fromEntries([...samples].map(([k, v]) => [k, stats(v)]));
     const bench = `herdr pane open+close, fakes (N=${n})`;
     const cliLife = s["muxbridge, cli"].median;
@@ -210,11 +183,11 @@ export async function benchPaneHerdr(n = 15): Promise<Row[]> {
       {
         bench,
         metric: "closes that needed the kill / closes that failed",
-        value: `${killed.cli + killed.socket} / ${closeErrors.length}`,
+        value: `${closes.killed.cli + closes.killed.socket} / ${closes.errors.length}`,
         baseline: "",
         ratio: "",
         goal: "0 / 0",
-        ok: killed.cli + killed.socket === 0 && closeErrors.length === 0,
+        ok: closes.killed.cli + closes.killed.socket === 0 && closes.errors.length === 0,
       },
     ];
   } finally {

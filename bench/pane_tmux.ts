@@ -23,16 +23,22 @@ import { connectControl } from "../backends/tmux/_control.ts";
 import { commandLine } from "../backends/tmux/_command.ts";
 import type { Backend } from "../lib/backend.ts";
 import { createRealClock } from "../lib/clock.ts";
-import { closePane } from "../lib/close_pane.ts";
 import { resolveConfig } from "../lib/config.ts";
 import type { Runner } from "../lib/exec.ts";
 import { silentLogger } from "../lib/log.ts";
-import { createProcesses } from "../lib/processes.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
-import { ms, ratio, type Row, stats, table } from "./_harness.ts";
+import {
+  type CloseTally,
+  interleaved,
+  ms,
+  paneLife,
+  ratio,
+  type Row,
+  stats,
+  table,
+} from "./_harness.ts";
 
 const clock = createRealClock();
-const processes = createProcesses();
 
 /** Builds a tmux backend on the server, counting tmux processes. */
 export function benchBackend(
@@ -108,25 +114,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
     const viaControl = benchBackend(server, true, counters.control);
     await viaCli.probe();
     await viaControl.probe();
-    const killed = { cli: 0, control: 0 };
-    const closeErrors: string[] = [];
-    const life = (backend: Backend, key: "cli" | "control") => async () => {
-      const { paneId, pid } = await backend.spawn({
-        sessionId: "ses_bench",
-        title: "bench",
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: { OPENCODE_SERVER_PASSWORD: "bench" },
-        owner: "cli",
-      });
-      try {
-        const r = await closePane(backend, paneId, { graceMs: 250, clock, pid, processes });
-        if (r.killed) killed[key]++;
-      } catch (err) {
-        // Reported in the table, not thrown: one odd close must not lose the whole run.
-        closeErrors.push(`${key}: ${(err as Error).message}`);
-      }
-    };
+    const closes: CloseTally<"cli" | "control"> = { killed: { cli: 0, control: 0 }, errors: [] };
     const variants: Array<[string, () => Promise<void>]> = [
       ["bare CLI", async () => {
         const s = await server.run(split);
@@ -152,24 +140,16 @@ export async function benchPane(n = 30): Promise<Row[]> {
         }
         throw new Error(`pane ${id} did not close on Ctrl+C`);
       }],
-      ["muxbridge, process per command", life(viaCli, "cli")],
-      ["muxbridge, control mode", life(viaControl, "control")],
+      ["muxbridge, process per command", paneLife(viaCli, server.dir, "cli", closes)],
+      ["muxbridge, control mode", paneLife(viaControl, server.dir, "control", closes)],
     ];
-    const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
     const warmup = 3;
     const forksBefore = { cli: counters.cli.forks, control: counters.control.forks };
-    for (let round = 0; round < n + warmup; round++) {
-      for (let i = 0; i < variants.length; i++) {
-        const [name, fn] = variants[(round + i) % variants.length];
-        const start = performance.now();
-        await fn();
-        if (round >= warmup) samples.get(name)!.push(performance.now() - start);
-      }
-    }
+    const samples = await interleaved(variants, n, warmup);
     const perPane = (key: "cli" | "control") =>
       ((counters[key].forks - forksBefore[key]) / (n + warmup)).toFixed(1);
-    closeFailures.push(...closeErrors);
-    for (const e of closeErrors) console.error(`close failed: ${e}`);
+    closeFailures.push(...closes.errors);
+    for (const e of closes.errors) console.error(`close failed: ${e}`);
     await raw.close();
     await viaCli.dispose?.();
     await viaControl.dispose?.();
@@ -249,11 +229,11 @@ export async function benchPane(n = 30): Promise<Row[]> {
       {
         bench,
         metric: "closes that needed the kill / closes that failed",
-        value: `${killed.cli + killed.control} / ${closeErrors.length}`,
+        value: `${closes.killed.cli + closes.killed.control} / ${closes.errors.length}`,
         baseline: "",
         ratio: "",
         goal: "0 / 0",
-        ok: killed.cli + killed.control === 0 && closeErrors.length === 0,
+        ok: closes.killed.cli + closes.killed.control === 0 && closes.errors.length === 0,
       },
     ];
   } finally {
