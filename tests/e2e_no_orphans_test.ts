@@ -22,6 +22,33 @@ import {
 
 const P = "ses_orphanParent";
 
+/**
+ * The set-up of these tests: {@linkcode realLife} with the stubborn stand-in as `opencode_bin`,
+ * in a directory of its own (`standIns`: its path marks every process the stand-in starts), and
+ * the fake OpenCode server `oc`, which knows every session id (the tests invent them). `close()`
+ * stops the fake, kills any stand-in left (even when an assertion failed) and stops tmux.
+ */
+async function stubbornRig() {
+  let standIns = "";
+  const life = await realLife(async (dir) => {
+    standIns = `${dir}/stand-ins-${crypto.randomUUID()}`;
+    await Deno.mkdir(standIns);
+    return { opencode_bin: await writeStubbornStandIn(standIns) };
+  });
+  const oc = serveFakeOpencode();
+  oc.fake.knowAll = true;
+  return {
+    life,
+    oc,
+    standIns,
+    async close() {
+      await oc.close();
+      killStandIns(standIns);
+      await life.close();
+    },
+  };
+}
+
 async function launched(dir: string, sessionIds: string[]) {
   await until(`launches of ${sessionIds.join(" ")}`, () => {
     const seen = new Set(stubbornLaunches(dir).map((l) => l.sessionId));
@@ -30,14 +57,8 @@ async function launched(dir: string, sessionIds: string[]) {
 }
 
 Deno.test("bridge leaves no pane program alive after idle, delete, hand-kill, self-exit and shutdown; a gone pane is dropped and reopens only on a change to busy", async () => {
-  let standIns = "";
-  const s = await realLife(async (dir) => {
-    standIns = `${dir}/stand-ins-${crypto.randomUUID()}`;
-    await Deno.mkdir(standIns);
-    return { opencode_bin: await writeStubbornStandIn(standIns) };
-  });
-  const server = serveFakeOpencode();
-  server.fake.knowAll = true; // the tests invent session ids
+  const rig = await stubbornRig();
+  const { life: s, oc: server, standIns } = rig;
   const bridge = startBridge(["--url", server.url, "--dir", s.dir], s.env);
   try {
     await bridge.waitFor(isType("ready"));
@@ -122,23 +143,14 @@ Deno.test("bridge leaves no pane program alive after idle, delete, hand-kill, se
   } finally {
     bridge.kill("SIGKILL");
     await bridge.status.catch(() => {});
-    await server.close();
-    // Never leave a stand-in behind, even when an assertion failed.
-    killStandIns(standIns);
-    await s.close();
+    await rig.close();
   }
 });
 
 Deno.test("muxbridge close and cleanup leave no pane program alive after a bridge died, also for a pane killed by hand meanwhile", async () => {
-  let standIns = "";
-  const s = await realLife(async (dir) => {
-    standIns = `${dir}/stand-ins-${crypto.randomUUID()}`;
-    await Deno.mkdir(standIns);
-    return { opencode_bin: await writeStubbornStandIn(standIns) };
-  });
   // It knows every session while the panes open; they are deleted before cleanup runs.
-  const server = serveFakeOpencode();
-  server.fake.knowAll = true; // the tests invent session ids
+  const rig = await stubbornRig();
+  const { life: s, oc: server, standIns } = rig;
   const URL = server.url;
   try {
     // A bridge that dies without closing anything leaves three panes behind.
@@ -185,8 +197,6 @@ Deno.test("muxbridge close and cleanup leave no pane program alive after a bridg
     assert.deepEqual(survivors(standIns), [], "no stand-in process survives cleanup");
     assert.ok(!(await livePanes(s.server)).has(pane.get(L)!));
   } finally {
-    await server.close();
-    killStandIns(standIns);
-    await s.close();
+    await rig.close();
   }
 });
