@@ -28,6 +28,7 @@ import { createLogger, silentLogger } from "../../lib/log.ts";
 import { createProcesses } from "../../lib/processes.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
+import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 
@@ -100,14 +101,6 @@ function fakeCli(help = HELP_ALL, version = "cmux 0.64.17\n") {
   return createFakeRunner()
     .on(["cmux", "--version"], { stdout: version })
     .on(["cmux", "new-split", "--help"], { stdout: help });
-}
-
-async function assertCode(p: Promise<unknown>, code: string) {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(isMuxError(err), `expected a MuxError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    return true;
-  });
 }
 
 const spawnReq = (extra: Record<string, unknown> = {}) => ({
@@ -298,20 +291,20 @@ Deno.test("cmux refuses refs and its own surface before running anything", async
   const fake = createFakeRunner();
   const backend = createCmuxBackend(makeDeps(fake.run));
   for (const bad of ["surface:3", "workspace:1", "-x", ""]) {
-    await assertCode(backend.kill(bad), "invalid_argument");
+    await assertMuxError(backend.kill(bad), "invalid_argument");
   }
-  await assertCode(backend.kill(C), "not_owned");
-  await assertCode(backend.kill(C.toLowerCase()), "not_owned");
-  await assertCode(backend.interrupt(C), "not_owned");
+  await assertMuxError(backend.kill(C), "not_owned");
+  await assertMuxError(backend.kill(C.toLowerCase()), "not_owned");
+  await assertMuxError(backend.interrupt(C), "not_owned");
   assert.equal(fake.calls.length, 0);
 });
 
 Deno.test("cmux probe() gates on 0.64.14 and needs the whole cmux identity", async () => {
-  await assertCode(
+  await assertMuxError(
     createCmuxBackend(makeDeps(fakeCli(HELP_ALL, "cmux 0.64.13\n").run)).probe(),
     "unsupported_version",
   );
-  await assertCode(
+  await assertMuxError(
     createCmuxBackend(makeDeps(fakeCli(HELP_ALL, "cmux nightly\n").run)).probe(),
     "unparseable_output",
   );
@@ -322,11 +315,11 @@ Deno.test("cmux probe() gates on 0.64.14 and needs the whole cmux identity", asy
     return true;
   });
   const other = createCmuxBackend(makeDeps(fakeCli().run, { cmux: { socket_path: "/tmp/o" } }));
-  await assertCode(other.probe(), "no_backend");
+  await assertMuxError(other.probe(), "no_backend");
   const refs = createCmuxBackend(
     makeDeps(fakeCli().run, {}, { ...ENV, CMUX_SURFACE_ID: "surface:1" }),
   );
-  await assertCode(refs.probe(), "no_backend");
+  await assertMuxError(refs.probe(), "no_backend");
 });
 
 Deno.test("cmux applyLayout() is an honest no-op", async () => {
@@ -401,9 +394,9 @@ Deno.test("cmux against the fake: every call pins --socket and names the workspa
 Deno.test("cmux kill() never asks cmux to close a surface that is not listed right now", async () => {
   await withFake({ faults: { "close-surface": "bad-close" } }, async (fake) => {
     const backend = createCmuxBackend(fake.deps());
-    await assertCode(backend.kill(crypto.randomUUID()), "pane_not_found");
-    await assertCode(backend.interrupt(crypto.randomUUID()), "pane_not_found");
-    await assertCode(backend.setTitle(crypto.randomUUID(), "x"), "pane_not_found");
+    await assertMuxError(backend.kill(crypto.randomUUID()), "pane_not_found");
+    await assertMuxError(backend.interrupt(crypto.randomUUID()), "pane_not_found");
+    await assertMuxError(backend.setTitle(crypto.randomUUID(), "x"), "pane_not_found");
     assert.ok(!fake.calls().some((a) => a.includes("close-surface") || a.includes("send-key")));
     const ids = fake.read().windows[0].workspaces[0].panes.flatMap((p) =>
       p.surfaces.map((s) => s.id)
@@ -457,7 +450,7 @@ Deno.test("cmux kill() reads a fixed cmux's not_found for a surface that just we
   await withFake({}, async (fake) => {
     const backend = createCmuxBackend(fake.deps({}, silentLogger, racingRunner(fake)));
     const { paneId } = await spawnStandIn(fake, backend);
-    await assertCode(backend.kill(paneId), "pane_not_found");
+    await assertMuxError(backend.kill(paneId), "pane_not_found");
     const ids = fake.read().windows[0].workspaces[0].panes.flatMap((p) =>
       p.surfaces.map((s) => s.id)
     );
@@ -489,7 +482,7 @@ Deno.test("cmux against a fake that hangs, crashes, prints garbage, errors or is
   for (const [faults, code] of cases) {
     await withFake({ faults }, async (fake) => {
       const backend = createCmuxBackend(fake.deps({ command_timeout_ms: 1500 }));
-      await assertCode(backend.spawn(spawnReq({ cwd: fake.dir })), code);
+      await assertMuxError(backend.spawn(spawnReq({ cwd: fake.dir })), code);
     });
   }
   await withFake({}, async (fake) => {
@@ -500,7 +493,7 @@ Deno.test("cmux against a fake that hangs, crashes, prints garbage, errors or is
       return true;
     });
     fake.update((s) => (s.socket = `${fake.dir}/elsewhere.sock`));
-    await assertCode(createCmuxBackend(fake.deps()).probe(), "backend_unreachable");
+    await assertMuxError(createCmuxBackend(fake.deps()).probe(), "backend_unreachable");
   });
 });
 

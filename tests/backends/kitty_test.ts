@@ -20,6 +20,7 @@ import { silentLogger } from "../../lib/log.ts";
 import { createProcesses } from "../../lib/processes.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
+import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { kittyMissing, type KittyServer, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 
@@ -101,14 +102,6 @@ const spawnReq = (extra: Record<string, unknown> = {}) => ({
   owner: "4242:777",
   ...extra,
 });
-
-async function assertCode(p: Promise<unknown>, code: string) {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(isMuxError(err), `expected a MuxError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    return true;
-  });
-}
 
 // ---------------------------------------------------------------------------- parsing (pure)
 
@@ -285,7 +278,7 @@ Deno.test("kitty probe() refuses kitty older than 0.26 and unreadable versions",
   const odd = createFakeRunner()
     .on(["kitten", "--version"], notFound("kitten"))
     .on(["kitty", "--version"], { stdout: "something else\n" });
-  await assertCode(createKittyBackend(makeDeps(odd.run)).probe(), "unparseable_output");
+  await assertMuxError(createKittyBackend(makeDeps(odd.run)).probe(), "unparseable_output");
 });
 
 Deno.test("kitty probe() without a remote-control address fails with the kitty.conf hint", async () => {
@@ -299,7 +292,7 @@ Deno.test("kitty probe() without a remote-control address fails with the kitty.c
   });
   assert.deepEqual(fake.calls.map((c) => c.argv), [["kitten", "--version"]]);
   const bad = createKittyBackend(makeDeps(fake.run, { kitty: { listen_on: "bogus" } }));
-  await assertCode(bad.probe(), "invalid_config");
+  await assertMuxError(bad.probe(), "invalid_config");
 });
 
 Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one launch call", async () => {
@@ -392,7 +385,10 @@ Deno.test("kitty spawn() fails pane_not_found with the anchor hint when the anch
 
 Deno.test("kitty spawn() reads a garbage launch reply as unparseable_output", async () => {
   const fake = fakeKitty("kitty-0.26").onPrefix(rcArgv("kitty", "launch"), { stdout: "OK\n" });
-  await assertCode(createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()), "unparseable_output");
+  await assertMuxError(
+    createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()),
+    "unparseable_output",
+  );
 });
 
 Deno.test("kitty spawn() titles a window 'current' afterwards (launch --title would copy a title)", async () => {
@@ -434,7 +430,7 @@ Deno.test("kitty kill() maps kitty's errors by kind", async () => {
   for (const [stderr, code] of table) {
     const fake = fakeKitty("kitty-0.26")
       .on(rcArgv("kitty", "close-window", "--match=id:9"), { code: 1, stderr });
-    await assertCode(createKittyBackend(makeDeps(fake.run)).kill("9"), code);
+    await assertMuxError(createKittyBackend(makeDeps(fake.run)).kill("9"), code);
   }
 });
 
@@ -456,7 +452,7 @@ Deno.test("kitty interrupt() checks the window exists first, because send-text e
   const fake = fakeKitty("kitty-0.26")
     .on(rcArgv("kitty", "send-text", "--match=id:2", "\\x03"), {});
   const backend = createKittyBackend(makeDeps(fake.run));
-  await assertCode(backend.interrupt("9"), "pane_not_found");
+  await assertMuxError(backend.interrupt("9"), "pane_not_found");
   assert.ok(!fake.calls.some((c) => c.argv.includes("send-text")));
   await backend.interrupt("2");
   assert.deepEqual(fake.calls.at(-1)?.argv, rcArgv("kitty", "send-text", "--match=id:2", "\\x03"));
@@ -466,8 +462,8 @@ Deno.test("kitty refuses pane ids that are not window numbers before running any
   const fake = createFakeRunner();
   const backend = createKittyBackend(makeDeps(fake.run));
   for (const bad of ["id:1", "1 or id:2", "-1", "", "all"]) {
-    await assertCode(backend.kill(bad), "invalid_argument");
-    await assertCode(backend.inspect(bad), "invalid_argument");
+    await assertMuxError(backend.kill(bad), "invalid_argument");
+    await assertMuxError(backend.inspect(bad), "invalid_argument");
   }
   assert.equal(fake.calls.length, 0);
 });
@@ -622,12 +618,12 @@ live(
     assert.equal(probe.binary, "kitty", "Debian's 0.26.5 has no kitten");
     const r = await server.rc(["send-text", "--match=id:99999", "x"]);
     assert.equal(r.code, 0);
-    await assertCode(backend.interrupt("99999"), "pane_not_found");
+    await assertMuxError(backend.interrupt("99999"), "pane_not_found");
     const lost = createKittyBackend(makeDeps(server.runner, {
       command_timeout_ms: 15_000,
       kitty: { listen_on: server.address, window_id: 99999 },
     }, server.env as Record<string, string>));
-    await assertCode(
+    await assertMuxError(
       lost.spawn({ ...spawnReq(), argv: ["sleep", "600"], cwd: server.dir }),
       "pane_not_found",
     );
@@ -676,7 +672,7 @@ live("kill() returns only once kitty no longer lists the window", async (server,
   await backend.kill(paneId);
   assert.ok(!(await server.windowIds()).includes(paneId));
   await until("sleep to end", () => !createProcesses().alive(pid));
-  await assertCode(backend.kill(paneId), "pane_not_found");
+  await assertMuxError(backend.kill(paneId), "pane_not_found");
 });
 
 live(

@@ -28,6 +28,7 @@ import { quote } from "../../lib/shell_quote.ts";
 import { cleanTitle } from "../../lib/validate.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
+import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import {
   startTmuxServer,
   type TmuxServer,
@@ -94,14 +95,6 @@ const spawnReq = (sessionId: string, argv: readonly string[], cwd: string) => ({
 });
 
 const SLEEP = ["sleep", "100000"];
-
-async function assertMuxError(p: Promise<unknown>, code: string) {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(isMuxError(err), `expected a MuxError, got ${err}`);
-    assert.equal(err.code, code, err.message);
-    return true;
-  });
-}
 
 // ------------------------------------------------------------------ parsing and planning (pure)
 
