@@ -11,46 +11,23 @@ import { createConnection } from "node:net";
 import { createHerdrBackend } from "../../backends/herdr.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import { resolveHerdrSocket, type UnixRequester } from "../../backends/herdr/_socket.ts";
-import type { BackendDeps } from "../../lib/backend.ts";
 import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
 import { isMuxError } from "../../lib/errors.ts";
 import type { Identity } from "../../lib/identity.ts";
-import { createLogger, silentLogger } from "../../lib/log.ts";
+import { createLogger } from "../../lib/log.ts";
 import { unixRequest } from "../../lib/unix_request.ts";
-import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
+import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "./herdr_fixture.ts";
 
 const clock = createRealClock();
-const SOCKET = "/run/user/1/herdr.sock";
-
-const inside = (extra: Record<string, string> = {}): Identity => ({
-  backend: "herdr",
-  layers: [{ backend: "herdr", paneId: "w1:p1", socket: SOCKET, ...extra }],
-  harness: { name: null },
-});
-
 /** Log lines, for "logged once". */
 function recordingLog() {
   const lines: string[] = [];
   return { lines, log: createLogger("warn", (line) => lines.push(line)) };
-}
-
-function deps(
-  run: FakeRunner,
-  flags: ConfigLayer = {},
-  options: { identity?: Identity; env?: Record<string, string>; log?: BackendDeps["log"] } = {},
-): BackendDeps {
-  return {
-    run: run.run,
-    env: (name) => options.env?.[name],
-    clock,
-    config: resolveConfig({ env: () => undefined, flags: { backend: "herdr", ...flags } }),
-    identity: options.identity ?? inside(),
-    log: options.log ?? silentLogger,
-  };
 }
 
 interface Sent {

@@ -22,38 +22,17 @@ import {
 } from "../../backends/herdr/_parse.ts";
 import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
 import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import { createRunner } from "../../lib/exec.ts";
-import type { Identity } from "../../lib/identity.ts";
-import { silentLogger } from "../../lib/log.ts";
 import { validateText } from "../../lib/validate.ts";
 import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
 
 const clock = createRealClock();
-const SOCKET = "/run/user/1/herdr.sock";
-
-const inside = (extra: Record<string, string> = {}): Identity => ({
-  backend: "herdr",
-  layers: [{ backend: "herdr", paneId: "w1:p1", socket: SOCKET, ...extra }],
-  harness: { name: null },
-});
-
-function deps(run: FakeRunner, flags: ConfigLayer = {}, identity = inside()): BackendDeps {
-  return {
-    run: run.run,
-    env: () => undefined,
-    clock,
-    config: resolveConfig({ env: () => undefined, flags: { backend: "herdr", ...flags } }),
-    identity,
-    log: silentLogger,
-  };
-}
-
 /** No herdr socket answers here: every command goes through the fake runner. */
 const noSocket: UnixRequester = () =>
   Promise.resolve({ ok: false, reason: "unreachable", sent: false, detail: "ENOENT" });
@@ -315,20 +294,23 @@ Deno.test("herdr resolves herdr.bin, else HERDR_BIN_PATH, else herdr on PATH", a
     .on(["herdr", "--version"], version)
     .on(["herdr", "pane", "list"], list);
   assert.equal(
-    (await herdrBackend(deps(fallback, {}, inside({ binPath: "/gone/herdr" }))).probe())
+    (await herdrBackend(deps(fallback, {}, { identity: inside({ binPath: "/gone/herdr" }) }))
+      .probe())
       .binary,
     "herdr",
   );
   const fromEnv = createFakeRunner()
     .on(["/opt/herdr", "--version"], version)
     .on(["/opt/herdr", "pane", "list"], list);
-  await herdrBackend(deps(fromEnv, {}, inside({ binPath: "/opt/herdr" }))).probe();
+  await herdrBackend(deps(fromEnv, {}, { identity: inside({ binPath: "/opt/herdr" }) })).probe();
   const configured = createFakeRunner()
     .on(["/cfg/herdr", "--version"], missing);
   await assert.rejects(
     () =>
       herdrBackend(
-        deps(configured, { herdr: { bin: "/cfg/herdr" } }, inside({ binPath: "/opt/herdr" })),
+        deps(configured, { herdr: { bin: "/cfg/herdr" } }, {
+          identity: inside({ binPath: "/opt/herdr" }),
+        }),
       )
         .probe(),
     (e) => isMuxError(e, "binary_not_found") && /0\.8\.2/.test(e.hint ?? ""),
