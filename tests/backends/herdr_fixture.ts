@@ -8,17 +8,16 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHerdrBackend } from "../../backends/herdr.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
 import { createRealClock } from "../../lib/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
-import { createRunner, type Runner } from "../../lib/exec.ts";
+import type { Runner } from "../../lib/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { type Logger, silentLogger } from "../../lib/log.ts";
-import { parseArgvLog } from "./zellij_fixture.ts";
 import type { FakeHerdrState } from "../fakes/herdr_model.ts";
+import { writeFakeCliFiles } from "./_fake_cli_files.ts";
 
 export type { FakeHerdrState };
 
@@ -79,8 +78,6 @@ export interface FakeHerdr {
  */
 export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<FakeHerdr> {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-herdr-" });
-  const statePath = `${dir}/state.json`;
-  const logPath = `${dir}/argv.log`;
   const socket = `${dir}/herdr.sock`;
   const initial: FakeHerdrState = {
     version: options.version ?? "0.9.1",
@@ -101,19 +98,12 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
       ...{ terminal_id: "term_1", static: true },
     }],
   };
-  await Deno.writeTextFile(statePath, JSON.stringify(initial));
-  await Deno.writeTextFile(logPath, "");
-  const env: Record<string, string> = {
-    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
-    FAKE_HERDR_STATE: statePath,
-    FAKE_HERDR_LOG: logPath,
+  const files = await writeFakeCliFiles(dir, "FAKE_HERDR", initial, {
     // Keep the fake's default socket inside the scratch directory.
     XDG_CONFIG_HOME: `${dir}/config`,
-  };
-  const real = createRunner();
-  // The backend's own variables (HERDR_SOCKET_PATH) win over the fixture's.
-  const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
-  const readState = async () => JSON.parse(await Deno.readTextFile(statePath)) as FakeHerdrState;
+  });
+  // The runner lets the backend's own variables (HERDR_SOCKET_PATH) win over the fixture's.
+  const { statePath, env, runner } = files;
   let server: Deno.ChildProcess | undefined;
   const startSocket = async () => {
     if (server) return;
@@ -162,13 +152,9 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
     socket,
     env,
     runner,
-    calls: async () => parseArgvLog(await Deno.readTextFile(logPath)),
-    state: readState,
-    async update(fn) {
-      const state = await readState();
-      fn(state);
-      await Deno.writeTextFile(statePath, JSON.stringify(state));
-    },
+    calls: files.calls,
+    state: files.readState,
+    update: files.update,
     identity,
     backend(flags: ConfigLayer = {}, id: Identity = identity(), log: Logger = silentLogger) {
       const deps: BackendDeps = {
@@ -189,11 +175,7 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
     async close() {
       try {
         await stopSocket();
-        for (const pid of (await readState()).started ?? []) {
-          try {
-            Deno.kill(-pid, "SIGKILL");
-          } catch { /* gone */ }
-        }
+        await files.killStarted();
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
       }

@@ -6,15 +6,15 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createZellijBackend } from "../../backends/zellij.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
 import { createRealClock } from "../../lib/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
-import { createRunner, type Runner } from "../../lib/exec.ts";
+import type { Runner } from "../../lib/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/log.ts";
+import { writeFakeCliFiles } from "./_fake_cli_files.ts";
 
 /** The fake zellij CLI. */
 export const FAKE_ZELLIJ = fileURLToPath(new URL("../fakes/bin/zellij", import.meta.url));
@@ -75,19 +75,6 @@ export interface FakeState {
   }>;
 }
 
-/** Parses the fake's argv log: count, NUL, then each element followed by NUL. */
-export function parseArgvLog(text: string): string[][] {
-  const parts = text.split("\0");
-  const calls: string[][] = [];
-  let i = 0;
-  while (i < parts.length - 1) {
-    const n = Number(parts[i]);
-    calls.push(parts.slice(i + 1, i + 1 + n));
-    i += n + 1;
-  }
-  return calls;
-}
-
 /** The identity of a process running in pane `terminal_0` of the fixture's session. */
 export function insideSession(): Identity {
   return {
@@ -106,8 +93,6 @@ export function insideSession(): Identity {
  */
 export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<FakeZellij> {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-zellij-" });
-  const statePath = `${dir}/state.json`;
-  const logPath = `${dir}/argv.log`;
   const initial: FakeState = {
     version: options.version ?? "0.45.0",
     // zellij panes get the server's environment, not the caller's: a small, fixed one.
@@ -124,29 +109,16 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
       },
     },
   };
-  await Deno.writeTextFile(statePath, JSON.stringify(initial));
-  await Deno.writeTextFile(logPath, "");
-  const env: Record<string, string> = {
-    // The fake is a Deno script: the Deno running the tests runs it.
-    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
-    FAKE_ZELLIJ_STATE: statePath,
-    FAKE_ZELLIJ_LOG: logPath,
-  };
-  const real = createRunner();
-  const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
-  const readState = async () => JSON.parse(await Deno.readTextFile(statePath)) as FakeState;
+  const files = await writeFakeCliFiles(dir, "FAKE_ZELLIJ", initial);
+  const { statePath, env, runner } = files;
   return {
     dir,
     statePath,
     env,
     runner,
-    calls: async () => parseArgvLog(await Deno.readTextFile(logPath)),
-    state: readState,
-    async update(fn) {
-      const state = await readState();
-      fn(state);
-      await Deno.writeTextFile(statePath, JSON.stringify(state));
-    },
+    calls: files.calls,
+    state: files.readState,
+    update: files.update,
     backend(flags: ConfigLayer = {}, identity: Identity = insideSession()) {
       const deps: BackendDeps = {
         run: runner,
@@ -168,12 +140,7 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
     },
     async close() {
       try {
-        const state = await readState();
-        for (const pid of state.started ?? []) {
-          try {
-            Deno.kill(-pid, "SIGKILL");
-          } catch { /* gone */ }
-        }
+        await files.killStarted();
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
       }
