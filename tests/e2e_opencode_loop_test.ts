@@ -14,9 +14,8 @@ import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/clock.ts";
 import { startBridge } from "./helpers/bridge_process.ts";
 import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
-import { isType as is } from "./helpers/real_life.ts";
+import { isType as is, realLife } from "./helpers/real_life.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
-import { startTmuxServer } from "./helpers/tmux_server.ts";
 
 const bin = opencodeBin();
 if (!bin) {
@@ -36,30 +35,16 @@ Deno.test({
   async fn() {
     // 150 ms a word: a turn stays busy ~0.75 s, as long as the bridge needs to see it.
     const oc = await startOpencodeServer({ chunkDelayMs: 150 });
-    const tmux = await startTmuxServer();
+    const life = await realLife(async (dir) => ({
+      opencode_bin: await writeStandIn(dir),
+      idle_close_delay_ms: 500,
+      min_pane_lifetime_ms: 500,
+      poll_interval_ms: 300,
+      close_grace_ms: 300,
+    }));
+    const { server: tmux, dir, env } = life;
     const bridges: Array<ReturnType<typeof startBridge>> = [];
     try {
-      const dir = `${tmux.dir}/bridge`;
-      await Deno.mkdir(dir);
-      const standIn = await writeStandIn(dir);
-      await Deno.writeTextFile(
-        `${dir}/config.json`,
-        JSON.stringify({
-          backend: "tmux",
-          tmux: { socket_name: tmux.socketName, target: tmux.anchorPane },
-          opencode_bin: standIn,
-          idle_close_delay_ms: 500,
-          min_pane_lifetime_ms: 500,
-          poll_interval_ms: 300,
-          close_grace_ms: 300,
-        }),
-      );
-      const env = {
-        ...tmux.env,
-        MUXBRIDGE_CONFIG: `${dir}/config.json`,
-        MUXBRIDGE_STATE_DIR: `${dir}/state`,
-        XDG_CONFIG_HOME: `${dir}/xdg`,
-      };
       const seen: Array<{ at: number; event: Record<string, unknown> }> = [];
       let target: ReturnType<typeof startBridge> | null = null;
       await oc.onEvent((event) => {
