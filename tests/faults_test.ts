@@ -15,8 +15,9 @@ import { createPaneStore } from "../lib/pane_store.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
+import { realLife } from "./helpers/real_life.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
-import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
+import type { TmuxServer } from "./helpers/tmux_server.ts";
 
 const clock = createRealClock();
 const P = "ses_faultParent";
@@ -52,24 +53,16 @@ async function realTmux(): Promise<string> {
 }
 
 async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
-  const server = await startTmuxServer();
-  const oc = serveFakeOpencode();
-  oc.fake.knowAll = true;
-  const dir = `${server.dir}/bridge`;
-  await Deno.mkdir(dir);
-  const standIn = await writeStandIn(dir);
-  const faults = `${dir}/faults`;
-  await Deno.writeTextFile(faults, "");
-  const bin = `${dir}/tmux`;
-  await Deno.copyFile(FAULTY, bin);
-  await Deno.chmod(bin, 0o755);
-  const state = `${dir}/state`;
-  await Deno.writeTextFile(
-    `${dir}/config.json`,
-    JSON.stringify({
-      backend: "tmux",
+  let faults = "", bin = "";
+  const life = await realLife(async (dir, server) => {
+    faults = `${dir}/faults`;
+    await Deno.writeTextFile(faults, "");
+    bin = `${dir}/tmux`;
+    await Deno.copyFile(FAULTY, bin);
+    await Deno.chmod(bin, 0o755);
+    return {
       tmux: { bin, socket_name: server.socketName, target: server.anchorPane },
-      opencode_bin: standIn,
+      opencode_bin: await writeStandIn(dir),
       command_timeout_ms: 1000,
       close_grace_ms: 200,
       idle_close_delay_ms: 200,
@@ -77,13 +70,14 @@ async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
       poll_interval_ms: 200,
       readiness_timeout_ms: 1000,
       ...config,
-    }),
-  );
+    };
+  });
+  const { server, dir } = life;
+  const oc = serveFakeOpencode();
+  oc.fake.knowAll = true;
+  const state = life.env.MUXBRIDGE_STATE_DIR;
   const env = {
-    ...server.env,
-    MUXBRIDGE_CONFIG: `${dir}/config.json`,
-    MUXBRIDGE_STATE_DIR: state,
-    XDG_CONFIG_HOME: `${dir}/xdg`,
+    ...life.env,
     MUXBRIDGE_REAL_TMUX: await realTmux(),
     MUXBRIDGE_FAULTS: faults,
     MUXBRIDGE_FAULT_LOG: `${dir}/fault.log`,

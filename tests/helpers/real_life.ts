@@ -28,19 +28,21 @@ export interface RealLife {
  * Starts a private tmux server and writes a config for it.
  *
  * @param config Config keys over fast test timings (`opencode_bin` is required), or a function
- *   of the test's directory that returns them (to put a stand-in there).
+ *   of the test's directory (and the tmux server) that returns them (to put a stand-in there).
  * @param options tmux server options.
  * @returns The set-up; always `close()` it.
  */
 export async function realLife(
-  config: Record<string, unknown> | ((dir: string) => Promise<Record<string, unknown>>),
+  config:
+    | Record<string, unknown>
+    | ((dir: string, server: TmuxServer) => Promise<Record<string, unknown>>),
   options: TmuxServerOptions = {},
 ): Promise<RealLife> {
   const server = await startTmuxServer(options);
   const dir = `${server.dir}/bridge`;
   await Deno.mkdir(dir);
   const keys = typeof config === "function"
-    ? await config(dir).catch(async (err) => {
+    ? await config(dir, server).catch(async (err) => {
       await server.close();
       throw err;
     })
