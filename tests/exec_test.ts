@@ -4,21 +4,13 @@ import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { MuxError } from "../lib/errors.ts";
 import { createRunner, describeArgv } from "../lib/exec.ts";
+import { createProcesses } from "../lib/processes.ts";
 
 // These tests run real programs. Time bounds below are limits a correct runner stays far under,
 // never waits: nothing sleeps for a fixed time.
 
 const run = createRunner();
-
-/** Whether a process is still alive (Linux /proc; elsewhere assume it is gone). */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z /.test(stat); // a zombie is dead
-  } catch {
-    return false;
-  }
-}
+const processes = createProcesses();
 
 /** Kills a process this test started, by its id, if it is still there. */
 function reap(pid: number | undefined): void {
@@ -206,7 +198,7 @@ Deno.test("createRunner() SIGKILLs a program that ignores SIGTERM after killGrac
     assert.equal(err.code, "timed_out");
     assert.ok(ms >= 450, `killed after ${ms} ms, before the grace period ended`);
     assert.ok(ms < 3000, `took ${ms} ms`);
-    assert.equal(alive(pid), false, `pid ${pid} survived`);
+    assert.equal(processes.alive(pid), false, `pid ${pid} survived`);
   } finally {
     reap(pid);
   }
