@@ -430,12 +430,21 @@ export class SessionLoop {
     return this.#client.client;
   }
 
-  /** The directory a child's server calls are scoped to (its own, else the bridge's). */
-  #directoryOf(record: SessionRecord): string {
+  /**
+   * The directory a child's pane starts in and its server calls are scoped to: its own, else
+   * the bridge's (`warn`: say so when its own is unusable).
+   */
+  #directoryOf(record: SessionRecord, warn = false): string {
     if (record.directory) {
       try {
         return validateDirectory(record.directory);
-      } catch { /* the bridge's directory stands in, as for the pane */ }
+      } catch (err) {
+        if (warn) {
+          this.#deps.log.warn(
+            `${record.id}: ${(err as Error).message}; using ${this.#ctx.directory}`,
+          );
+        }
+      }
     }
     return this.#ctx.directory;
   }
@@ -514,14 +523,7 @@ export class SessionLoop {
         hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
       };
     }
-    let dir = ctx.directory;
-    if (record.directory) {
-      try {
-        dir = validateDirectory(record.directory);
-      } catch (err) {
-        this.#deps.log.warn(`${record.id}: ${(err as Error).message}; using ${dir}`);
-      }
-    }
+    const dir = this.#directoryOf(record, true);
     return {
       sessionId: record.id,
       title: record.title,
