@@ -99,14 +99,8 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 
   const config = deps.resolveConfig();
   const selection = await deps.select(config);
-  const ctx = contextFor(
-    selection,
-    deps.start.url ?? null,
-    deps.start.directory,
-    deps.start.auth,
-    log,
-    emit,
-  );
+  const server = startServer(deps.start, log, emit);
+  const ctx = contextFor(selection, server.url, deps.start.directory, server.auth);
   const session: Session = {
     config,
     selection,
@@ -247,26 +241,32 @@ function emitReady(emit: (m: OutMessage) => void, version: string, selection: Se
   );
 }
 
-function contextFor(
-  selection: Selection,
-  rawUrl: string | null,
-  directory: string,
-  auth: LoopContext["auth"],
+/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+function startServer(
+  start: BridgeStart,
   log: Logger,
   emit: (m: OutMessage) => void,
-): LoopContext {
-  let serverUrl: string | null = null;
-  if (rawUrl) {
+): { url: string | null; auth: Credentials | undefined } {
+  if (start.url) {
     try {
-      const normalized = normalizeServerUrl(rawUrl);
-      serverUrl = normalized.url;
+      const normalized = normalizeServerUrl(start.url);
       // Credentials in the URL name this server; they win over the environment's.
-      auth = normalized.auth ?? auth;
+      return { url: normalized.url, auth: normalized.auth ?? start.auth };
     } catch (err) {
       log.error((err as Error).message);
       emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
     }
   }
+  return { url: null, auth: start.auth };
+}
+
+/** The loop context for a selection and an already normalised server URL. */
+function contextFor(
+  selection: Selection,
+  serverUrl: string | null,
+  directory: string,
+  auth: Credentials | undefined,
+): LoopContext {
   const ctx: LoopContext = selection.ok ? { backend: selection.backend, serverUrl, directory } : {
     backend: null,
     noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
@@ -354,7 +354,7 @@ async function hello(
     }
     session.selection = selection;
   }
-  session.ctx = contextFor(session.selection, url, msg.directory, auth, deps.log, emit);
+  session.ctx = contextFor(session.selection, url, msg.directory, auth);
   if (config !== session.config && session.loop.records().length === 0) {
     session.loop = new SessionLoop(deps.loopDeps(config, emit), session.ctx);
   } else {
