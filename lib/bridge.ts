@@ -78,11 +78,10 @@ export interface BridgeDeps {
   ): Promise<CleanupReport>;
 }
 
-/** Bridge state between lines. */
+/** Bridge state between lines (the loop context is `loop.context`). */
 interface Session {
   config: Config;
   selection: Selection;
-  ctx: LoopContext;
   loop: SessionLoop;
 }
 
@@ -104,7 +103,6 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   const session: Session = {
     config,
     selection,
-    ctx,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
   };
   let stopping = false;
@@ -322,7 +320,7 @@ async function hello(
   let url: string;
   let auth = msg.auth
     ? { username: msg.auth.username ?? "opencode", password: msg.auth.password }
-    : session.ctx.auth;
+    : session.loop.context.auth;
   try {
     config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
     const normalized = normalizeServerUrl(msg.serverUrl);
@@ -341,7 +339,7 @@ async function hello(
   }
   const before = {
     backend: session.selection.ok ? session.selection.backend.name : null,
-    url: session.ctx.serverUrl,
+    url: session.loop.context.serverUrl,
   };
   const reselect = msg.config !== undefined || !session.selection.ok;
   if (reselect) {
@@ -354,16 +352,16 @@ async function hello(
     }
     session.selection = selection;
   }
-  session.ctx = contextFor(session.selection, url, msg.directory, auth);
+  const ctx = contextFor(session.selection, url, msg.directory, auth);
   if (config !== session.config && session.loop.records().length === 0) {
-    session.loop = new SessionLoop(deps.loopDeps(config, emit), session.ctx);
+    session.loop = new SessionLoop(deps.loopDeps(config, emit), ctx);
   } else {
-    session.loop.setContext(session.ctx);
+    session.loop.setContext(ctx);
   }
   session.config = config;
   const after = {
     backend: session.selection.ok ? session.selection.backend.name : null,
-    url: session.ctx.serverUrl,
+    url: ctx.serverUrl,
   };
   if (after.backend !== before.backend || after.url !== before.url) {
     emitReady(emit, deps.version, session.selection);
