@@ -184,17 +184,6 @@ export class SessionLoop {
     return [...this.#records.values()];
   }
 
-  /**
-   * Sessions that have a pane or are getting one; status polling runs while this is non-zero. A
-   * child whose pane closed for idleness is not polled: its next busy event reopens the pane, and
-   * OpenCode keeps finished child sessions, so polling them would never stop.
-   */
-  get tracked(): number {
-    let n = 0;
-    for (const r of this.#records.values()) if (isTracked(r.state)) n++;
-    return n;
-  }
-
   /** Whether status polls are scheduled or in flight. */
   get polling(): boolean {
     return this.#poller?.running ?? false;
@@ -449,6 +438,11 @@ export class SessionLoop {
     return this.#ctx.directory;
   }
 
+  /**
+   * Whether a session has a pane or is getting one; status polling runs while it does. A child
+   * whose pane closed for idleness is not polled: its next busy event reopens the pane, and
+   * OpenCode keeps finished child sessions, so polling them would never stop.
+   */
   #anyTracked(): boolean {
     for (const r of this.#records.values()) if (isTracked(r.state)) return true;
     return false;

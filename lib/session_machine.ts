@@ -196,7 +196,7 @@ export function idleDueAt(
  * When an idle close stops waiting for poll confirmations: one poll interval after it is due,
  * which keeps the close within `idle_close_delay_ms + 2 × poll_interval_ms` of the idle signal.
  */
-export function idleGiveUpAt(
+function idleGiveUpAt(
   state: { openedAt: number; idleSince: number },
   config: MachineConfig,
 ): number {

@@ -16,7 +16,7 @@ import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore } from "./_context.ts";
 
 /** Reads a required string flag or fails with a usage error. */
-export function requiredFlag(
+function requiredFlag(
   values: Record<string, string | boolean | undefined>,
   name: string,
 ): string {
