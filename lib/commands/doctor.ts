@@ -8,12 +8,11 @@
 import { envCredentials } from "../attach.ts";
 import type { Check } from "../backend.ts";
 import { toMuxError } from "../errors.ts";
-import { createOpencodeClient } from "../opencode_client.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../opencode_version.ts";
 import { selectBackend } from "../select_backend.ts";
 import { normalizeServerUrl } from "../validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
-import { backendDeps, loadConfig } from "./_context.ts";
+import { backendDeps, loadConfig, serverClient } from "./_context.ts";
 
 /** Runs `<opencode_bin> --version`. */
 async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
@@ -69,12 +68,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
     }];
   }
   const auth = url.auth ?? envCredentials(deps.env);
-  const client = createOpencodeClient({
-    url: url.url,
-    fetch: deps.fetch,
-    clock: deps.clock,
-    ...(auth ? { auth } : {}),
-  });
+  const client = serverClient(deps, url.url, auth);
   const checks: Check[] = [];
   const call = { signal: deps.signal };
   try {
