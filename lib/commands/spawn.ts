@@ -55,14 +55,10 @@ export const spawnCommand: Command = {
     const sessionId = requiredFlag(inv.values, "session");
     const rawUrl = requiredFlag(inv.values, "url");
     const dir = requiredFlag(inv.values, "dir");
+    let server;
     try {
       validateSessionId(sessionId);
       validateDirectory(dir);
-    } catch (err) {
-      throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
-    }
-    let server;
-    try {
       server = normalizeServerUrl(rawUrl);
     } catch (err) {
       throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
