@@ -78,11 +78,10 @@ export interface BridgeDeps {
   ): Promise<CleanupReport>;
 }
 
-/** Bridge state between lines. */
+/** Bridge state between lines (the loop context is `loop.context`). */
 interface Session {
   config: Config;
   selection: Selection;
-  ctx: LoopContext;
   loop: SessionLoop;
 }
 
@@ -99,18 +98,11 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 
   const config = deps.resolveConfig();
   const selection = await deps.select(config);
-  const ctx = contextFor(
-    selection,
-    deps.start.url ?? null,
-    deps.start.directory,
-    deps.start.auth,
-    log,
-    emit,
-  );
+  const server = startServer(deps.start, log, emit);
+  const ctx = contextFor(selection, server.url, deps.start.directory, server.auth);
   const session: Session = {
     config,
     selection,
-    ctx,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
   };
   let stopping = false;
@@ -247,26 +239,32 @@ function emitReady(emit: (m: OutMessage) => void, version: string, selection: Se
   );
 }
 
-function contextFor(
-  selection: Selection,
-  rawUrl: string | null,
-  directory: string,
-  auth: LoopContext["auth"],
+/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+function startServer(
+  start: BridgeStart,
   log: Logger,
   emit: (m: OutMessage) => void,
-): LoopContext {
-  let serverUrl: string | null = null;
-  if (rawUrl) {
+): { url: string | null; auth: Credentials | undefined } {
+  if (start.url) {
     try {
-      const normalized = normalizeServerUrl(rawUrl);
-      serverUrl = normalized.url;
+      const normalized = normalizeServerUrl(start.url);
       // Credentials in the URL name this server; they win over the environment's.
-      auth = normalized.auth ?? auth;
+      return { url: normalized.url, auth: normalized.auth ?? start.auth };
     } catch (err) {
       log.error((err as Error).message);
       emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
     }
   }
+  return { url: null, auth: start.auth };
+}
+
+/** The loop context for a selection and an already normalised server URL. */
+function contextFor(
+  selection: Selection,
+  serverUrl: string | null,
+  directory: string,
+  auth: Credentials | undefined,
+): LoopContext {
   const ctx: LoopContext = selection.ok ? { backend: selection.backend, serverUrl, directory } : {
     backend: null,
     noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
@@ -322,7 +320,7 @@ async function hello(
   let url: string;
   let auth = msg.auth
     ? { username: msg.auth.username ?? "opencode", password: msg.auth.password }
-    : session.ctx.auth;
+    : session.loop.context.auth;
   try {
     config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
     const normalized = normalizeServerUrl(msg.serverUrl);
@@ -341,7 +339,7 @@ async function hello(
   }
   const before = {
     backend: session.selection.ok ? session.selection.backend.name : null,
-    url: session.ctx.serverUrl,
+    url: session.loop.context.serverUrl,
   };
   const reselect = msg.config !== undefined || !session.selection.ok;
   if (reselect) {
@@ -354,16 +352,16 @@ async function hello(
     }
     session.selection = selection;
   }
-  session.ctx = contextFor(session.selection, url, msg.directory, auth, deps.log, emit);
+  const ctx = contextFor(session.selection, url, msg.directory, auth);
   if (config !== session.config && session.loop.records().length === 0) {
-    session.loop = new SessionLoop(deps.loopDeps(config, emit), session.ctx);
+    session.loop = new SessionLoop(deps.loopDeps(config, emit), ctx);
   } else {
-    session.loop.setContext(session.ctx);
+    session.loop.setContext(ctx);
   }
   session.config = config;
   const after = {
     backend: session.selection.ok ? session.selection.backend.name : null,
-    url: session.ctx.serverUrl,
+    url: ctx.serverUrl,
   };
   if (after.backend !== before.backend || after.url !== before.url) {
     emitReady(emit, deps.version, session.selection);

@@ -142,17 +142,19 @@ export async function runCleanup(
     } catch (err) {
       return keep(`cannot inspect: ${toMuxError(err).message}`);
     }
+    const close = () =>
+      closePane(backend, entry.paneId, {
+        graceMs: deps.graceMs,
+        clock: deps.clock,
+        processes: deps.processes,
+        ...(pid !== undefined ? { pid } : {}),
+        ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
+      });
     if (info === null) {
       if (!options.dryRun && record) {
         // The pane went away (closed by hand?) but its program may have survived it.
         try {
-          await closePane(backend, entry.paneId, {
-            graceMs: deps.graceMs,
-            clock: deps.clock,
-            processes: deps.processes,
-            ...(pid !== undefined ? { pid } : {}),
-            ...(record.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
-          });
+          await close();
         } catch (err) {
           return keep(`program survived its pane: ${toMuxError(err).message}`);
         }
@@ -171,13 +173,7 @@ export async function runCleanup(
     }
     if (!options.dryRun) {
       try {
-        await closePane(backend, entry.paneId, {
-          graceMs: deps.graceMs,
-          clock: deps.clock,
-          processes: deps.processes,
-          ...(pid !== undefined ? { pid } : {}),
-          ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
-        });
+        await close();
         if (record) deps.store.remove(record.backend, record.paneId);
       } catch (err) {
         return keep(`close failed: ${toMuxError(err).message}`);

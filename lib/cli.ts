@@ -29,6 +29,11 @@ const GLOBAL: Record<string, OptionSpec & { help: string }> = {
   version: { type: "boolean", help: "Show the version" },
 };
 
+/** One flag's help line. */
+function flagLine(name: string, spec: { type: "string" | "boolean"; help: string }): string {
+  return `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`;
+}
+
 /**
  * The top-level usage text.
  *
@@ -46,9 +51,7 @@ export function usageText(commands: readonly Command[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Global flags:",
-    ...Object.entries(GLOBAL).map(([name, spec]) =>
-      `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`
-    ),
+    ...Object.entries(GLOBAL).map(([name, spec]) => flagLine(name, spec)),
     "",
     "Exit codes: 0 ok, 1 failed, 2 usage, 3 environment (no multiplexer, missing binary, old version, bad config), 130 interrupted.",
     "`muxbridge <command> --help` shows a command's flags and an example.",
@@ -63,9 +66,7 @@ export function usageText(commands: readonly Command[]): string {
  * @returns The help text.
  */
 export function commandHelp(command: Command): string {
-  const flags = Object.entries(command.flags).map(([name, spec]) =>
-    `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`
-  );
+  const flags = Object.entries(command.flags).map(([name, spec]) => flagLine(name, spec));
   if (command.json) flags.push("  --json  Print JSON on stdout");
   return [
     `Usage: ${command.usage}`,

@@ -62,9 +62,6 @@ const SessionSchema = z.looseObject({
   directory: z.string().nullish(),
 });
 
-/** A session's status as the server reports it: idle sessions are absent from the map. */
-export type ServerStatus = "busy" | "idle" | "absent";
-
 /**
  * One session, as the server describes it.
  *

@@ -143,8 +143,6 @@ export function ownerStamp(processes: Processes, pid: number = processes.selfPid
 export function ownerAlive(processes: Processes, stamp: string): boolean {
   const m = /^(\d+):(.+)$/.exec(stamp);
   if (!m) return false;
-  const pid = Number(m[1]);
-  if (!processes.alive(pid)) return false;
-  const start = processes.startTime(pid);
-  return m[2] === "?" || start === undefined || start === m[2];
+  // "?": the owner's start was unknown when stamped, so only its pid can be checked.
+  return sameProcess(processes, Number(m[1]), m[2] === "?" ? undefined : m[2]);
 }

@@ -23,6 +23,11 @@ export type Selection =
     code: string;
   };
 
+/** No backend to try at all (none chosen, none found, none built in). */
+function noBackend(name: BackendName | null, message: string, hint: string): Selection {
+  return { ok: false, name, reason: "no_backend", code: "no_backend", message, hint };
+}
+
 /**
  * Picks and probes the backend.
  *
@@ -38,37 +43,23 @@ export async function selectBackend(
 ): Promise<Selection> {
   const choice = deps.config.backend;
   if (choice === "none") {
-    return {
-      ok: false,
-      name: null,
-      reason: "no_backend",
-      code: "no_backend",
-      message: "backend is set to none",
-      hint: 'Set "backend" to auto or a multiplexer name',
-    };
+    return noBackend(null, "backend is set to none", 'Set "backend" to auto or a multiplexer name');
   }
   const name: BackendName | null = choice === "auto" ? deps.identity.backend : choice;
   if (name === null) {
-    return {
-      ok: false,
-      name: null,
-      reason: "no_backend",
-      code: "no_backend",
-      message: "No supported multiplexer found in the environment",
-      hint:
-        "Run OpenCode inside tmux, zellij, herdr, kitty or cmux, or set backend (and tmux.target) in the config",
-    };
+    return noBackend(
+      null,
+      "No supported multiplexer found in the environment",
+      "Run OpenCode inside tmux, zellij, herdr, kitty or cmux, or set backend (and tmux.target) in the config",
+    );
   }
   const factory = factories[name];
   if (!factory) {
-    return {
-      ok: false,
+    return noBackend(
       name,
-      reason: "no_backend",
-      code: "no_backend",
-      message: `The ${name} backend is not available in this build`,
-      hint: "Use another backend",
-    };
+      `The ${name} backend is not available in this build`,
+      "Use another backend",
+    );
   }
   const backend = factory(deps);
   try {

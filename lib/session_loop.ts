@@ -184,17 +184,6 @@ export class SessionLoop {
     return [...this.#records.values()];
   }
 
-  /**
-   * Sessions that have a pane or are getting one; status polling runs while this is non-zero. A
-   * child whose pane closed for idleness is not polled: its next busy event reopens the pane, and
-   * OpenCode keeps finished child sessions, so polling them would never stop.
-   */
-  get tracked(): number {
-    let n = 0;
-    for (const r of this.#records.values()) if (isTracked(r.state)) n++;
-    return n;
-  }
-
   /** Whether status polls are scheduled or in flight. */
   get polling(): boolean {
     return this.#poller?.running ?? false;
@@ -430,16 +419,30 @@ export class SessionLoop {
     return this.#client.client;
   }
 
-  /** The directory a child's server calls are scoped to (its own, else the bridge's). */
-  #directoryOf(record: SessionRecord): string {
+  /**
+   * The directory a child's pane starts in and its server calls are scoped to: its own, else
+   * the bridge's (`warn`: say so when its own is unusable).
+   */
+  #directoryOf(record: SessionRecord, warn = false): string {
     if (record.directory) {
       try {
         return validateDirectory(record.directory);
-      } catch { /* the bridge's directory stands in, as for the pane */ }
+      } catch (err) {
+        if (warn) {
+          this.#deps.log.warn(
+            `${record.id}: ${(err as Error).message}; using ${this.#ctx.directory}`,
+          );
+        }
+      }
     }
     return this.#ctx.directory;
   }
 
+  /**
+   * Whether a session has a pane or is getting one; status polling runs while it does. A child
+   * whose pane closed for idleness is not polled: its next busy event reopens the pane, and
+   * OpenCode keeps finished child sessions, so polling them would never stop.
+   */
   #anyTracked(): boolean {
     for (const r of this.#records.values()) if (isTracked(r.state)) return true;
     return false;
@@ -514,14 +517,7 @@ export class SessionLoop {
         hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
       };
     }
-    let dir = ctx.directory;
-    if (record.directory) {
-      try {
-        dir = validateDirectory(record.directory);
-      } catch (err) {
-        this.#deps.log.warn(`${record.id}: ${(err as Error).message}; using ${dir}`);
-      }
-    }
+    const dir = this.#directoryOf(record, true);
     return {
       sessionId: record.id,
       title: record.title,

@@ -196,7 +196,7 @@ export function idleDueAt(
  * When an idle close stops waiting for poll confirmations: one poll interval after it is due,
  * which keeps the close within `idle_close_delay_ms + 2 × poll_interval_ms` of the idle signal.
  */
-export function idleGiveUpAt(
+function idleGiveUpAt(
   state: { openedAt: number; idleSince: number },
   config: MachineConfig,
 ): number {
@@ -416,35 +416,15 @@ export function transition(
           ...record,
           activity: "busy",
           activityAt: now,
-          state: {
-            kind: "open",
-            paneId: event.paneId,
-            openedAt: now,
-            idleSince: null,
-            confirmations: 0,
-            rechecking: false,
-          },
+          state: openState(event.paneId, now, null),
         },
-        effects: [
-          emit({
-            type: "pane.opened",
-            sessionID: sid,
-            paneId: event.paneId,
-            backend: event.backend,
-          }),
-          { type: "layout" },
-        ],
+        effects: [paneOpened(sid, event), { type: "layout" }],
       };
 
     case "spawned":
       if (s.kind !== "opening") return same;
       {
-        const opened = emit({
-          type: "pane.opened",
-          sessionID: sid,
-          paneId: event.paneId,
-          backend: event.backend,
-        });
+        const opened = paneOpened(sid, event);
         if (s.then === "delete" || s.then === "shutdown") {
           const reason: CloseReason = s.then === "delete" ? "deleted" : "shutdown";
           return to(
@@ -460,14 +440,7 @@ export function transition(
             { type: "close", paneId: event.paneId, reason },
           );
         }
-        const state: SessionState = {
-          kind: "open",
-          paneId: event.paneId,
-          openedAt: now,
-          idleSince: s.idleSince,
-          confirmations: 0,
-          rechecking: false,
-        };
+        const state = openState(event.paneId, now, s.idleSince);
         const effects: Effect[] = [opened, { type: "layout" }];
         if (s.idleSince !== null) {
           effects.push({
@@ -596,6 +569,16 @@ export function transition(
       throw new TypeError(`Unknown machine event ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** The state of a pane that just came up (spawned or adopted). */
+function openState(paneId: string, now: number, idleSince: number | null): SessionState {
+  return { kind: "open", paneId, openedAt: now, idleSince, confirmations: 0, rechecking: false };
+}
+
+/** The report of a pane that just came up. */
+function paneOpened(sid: string, pane: { paneId: string; backend: string }): Effect {
+  return emit({ type: "pane.opened", sessionID: sid, paneId: pane.paneId, backend: pane.backend });
 }
 
 /** Opens a pane: through readiness when the server is consulted, else straight to the spawn. */

@@ -66,7 +66,6 @@ export class StatusPoller {
   #failures = 0;
   #reachable: boolean | null = null;
   #stopped = false;
-  #polls = 0;
 
   /**
    * Creates a poller; it does nothing until {@linkcode StatusPoller.update}.
@@ -80,11 +79,6 @@ export class StatusPoller {
   /** Whether the last poll got an answer (null before the first). */
   get reachable(): boolean | null {
     return this.#reachable;
-  }
-
-  /** Polls sent so far (for tests and logs). */
-  get polls(): number {
-    return this.#polls;
   }
 
   /** Whether a poll is scheduled or in flight. */
@@ -134,7 +128,6 @@ export class StatusPoller {
     }
     const abort = new AbortController();
     this.#inFlight = abort;
-    this.#polls++;
     const at = this.#deps.clock.now();
     const timeoutMs = this.#deps.requestTimeoutMs ?? Math.min(2000, this.#deps.intervalMs);
     const results = await Promise.allSettled(

@@ -9,7 +9,7 @@ import process from "node:process";
 import type { BridgeIO } from "./bridge.ts";
 
 /** The signals that end the bridge in an orderly way. */
-export const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 
 /**
  * Creates the bridge's I/O over the real process.

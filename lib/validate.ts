@@ -6,7 +6,7 @@
  * @module
  */
 
-import { MuxError } from "./errors.ts";
+import { cut, MuxError } from "./errors.ts";
 
 /** Control (Cc), format (Cf), line and paragraph separator (Zl, Zp) and lone surrogates (Cs). */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
@@ -242,5 +242,5 @@ function redactUserinfo(raw: string): string {
 }
 
 function cutForMessage(value: string): string {
-  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  return cut(value, 80);
 }

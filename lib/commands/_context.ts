@@ -5,10 +5,12 @@
  * @module
  */
 
+import type { Credentials } from "../attach.ts";
 import type { Backend, BackendDeps } from "../backend.ts";
 import { type Config, configPath, parseConfigText, resolveConfig, stateDir } from "../config.ts";
 import { MuxError } from "../errors.ts";
 import { detectIdentity } from "../identity.ts";
+import { createOpencodeClient, type OpencodeClient } from "../opencode_client.ts";
 import { createPaneStore, type PaneStore } from "../pane_store.ts";
 import { selectBackend } from "../select_backend.ts";
 import type { CliDeps, GlobalFlags } from "./_command.ts";
@@ -87,6 +89,23 @@ export async function openBackend(config: Config, deps: CliDeps): Promise<Backen
       ? selection.code
       : "no_backend";
   throw new MuxError(code, selection.message, { hint: selection.hint });
+}
+
+/**
+ * A client for an OpenCode server over the CLI's fetch and clock.
+ *
+ * @param deps The CLI deps.
+ * @param url The normalised server URL.
+ * @param auth Credentials, if any.
+ * @returns The client.
+ */
+export function serverClient(deps: CliDeps, url: string, auth?: Credentials): OpencodeClient {
+  return createOpencodeClient({
+    url,
+    fetch: deps.fetch,
+    clock: deps.clock,
+    ...(auth ? { auth } : {}),
+  });
 }
 
 /**

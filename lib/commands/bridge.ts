@@ -9,12 +9,11 @@ import { runBridge } from "../bridge.ts";
 import { runCleanup } from "../cleanup.ts";
 import { stateDir } from "../config.ts";
 import { createLogger, fileSink, stderrSink } from "../log.ts";
-import { createOpencodeClient } from "../opencode_client.ts";
 import { createPaneStore } from "../pane_store.ts";
 import { ownerStamp } from "../processes.ts";
 import { selectBackend } from "../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig } from "./_context.ts";
+import { backendDeps, loadConfig, serverClient } from "./_context.ts";
 
 /** The `bridge` command. */
 export const bridgeCommand: Command = {
@@ -41,13 +40,7 @@ export const bridgeCommand: Command = {
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
-    const client = (url: string, credentials?: Credentials) =>
-      createOpencodeClient({
-        url,
-        fetch: deps.fetch,
-        clock: deps.clock,
-        ...(credentials ? { auth: credentials } : {}),
-      });
+    const client = (url: string, credentials?: Credentials) => serverClient(deps, url, credentials);
     const code = await runBridge({
       io: deps.bridgeIO(),
       log,

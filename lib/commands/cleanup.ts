@@ -8,10 +8,9 @@ import { envCredentials } from "../attach.ts";
 import type { Backend } from "../backend.ts";
 import { runCleanup } from "../cleanup.ts";
 import type { BackendName } from "../identity.ts";
-import { createOpencodeClient } from "../opencode_client.ts";
 import { selectBackend } from "../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig, paneStore } from "./_context.ts";
+import { backendDeps, loadConfig, paneStore, serverClient } from "./_context.ts";
 
 /** The `cleanup` command. */
 export const cleanupCommand: Command = {
@@ -53,13 +52,7 @@ export const cleanupCommand: Command = {
       store,
       backends,
       processes: deps.processes,
-      client: (url) =>
-        createOpencodeClient({
-          url,
-          fetch: deps.fetch,
-          clock: deps.clock,
-          ...(auth ? { auth } : {}),
-        }),
+      client: (url) => serverClient(deps, url, auth),
       clock: deps.clock,
       log: deps.log,
       graceMs: config.close_grace_ms,

@@ -8,12 +8,17 @@
 import { envCredentials } from "../attach.ts";
 import type { Check } from "../backend.ts";
 import { toMuxError } from "../errors.ts";
-import { createOpencodeClient } from "../opencode_client.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../opencode_version.ts";
 import { selectBackend } from "../select_backend.ts";
 import { normalizeServerUrl } from "../validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
-import { backendDeps, loadConfig } from "./_context.ts";
+import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+
+/** A failed check from what was thrown; the error's own hint wins over `hint`. */
+function failedCheck(name: string, err: unknown, hint: string): Check {
+  const e = toMuxError(err);
+  return { name, status: "fail", detail: e.message, hint: e.hint ?? hint };
+}
 
 /** Runs `<opencode_bin> --version`. */
 async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
@@ -69,12 +74,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
     }];
   }
   const auth = url.auth ?? envCredentials(deps.env);
-  const client = createOpencodeClient({
-    url: url.url,
-    fetch: deps.fetch,
-    clock: deps.clock,
-    ...(auth ? { auth } : {}),
-  });
+  const client = serverClient(deps, url.url, auth);
   const checks: Check[] = [];
   const call = { signal: deps.signal };
   try {
@@ -89,13 +89,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
     });
     checks.push(serverVersionCheck(health.version));
   } catch (err) {
-    const e = toMuxError(err);
-    return [{
-      name: "server health",
-      status: "fail",
-      detail: e.message,
-      hint: e.hint ?? "Start OpenCode with --port 0",
-    }];
+    return [failedCheck("server health", err, "Start OpenCode with --port 0")];
   }
   try {
     await client.session("ses_muxbridgeDoctorProbe", call);
@@ -106,13 +100,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
       detail: auth ? "authenticated" : "no credentials needed",
     });
   } catch (err) {
-    const e = toMuxError(err);
-    checks.push({
-      name: "server session lookup",
-      status: "fail",
-      detail: e.message,
-      hint: e.hint ?? "Check the server URL",
-    });
+    checks.push(failedCheck("server session lookup", err, "Check the server URL"));
   }
   return checks;
 }
@@ -171,13 +159,7 @@ export const doctorCommand: Command = {
         detail: `backend ${config.backend}, layout ${config.layout}`,
       });
     } catch (err) {
-      const e = toMuxError(err);
-      checks.push({
-        name: "config",
-        status: "fail",
-        detail: e.message,
-        hint: e.hint ?? "Fix the config file",
-      });
+      checks.push(failedCheck("config", err, "Fix the config file"));
     }
     if (config) {
       const bdeps = backendDeps(config, deps);

@@ -16,7 +16,7 @@ import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore } from "./_context.ts";
 
 /** Reads a required string flag or fails with a usage error. */
-export function requiredFlag(
+function requiredFlag(
   values: Record<string, string | boolean | undefined>,
   name: string,
 ): string {
@@ -55,14 +55,10 @@ export const spawnCommand: Command = {
     const sessionId = requiredFlag(inv.values, "session");
     const rawUrl = requiredFlag(inv.values, "url");
     const dir = requiredFlag(inv.values, "dir");
+    let server;
     try {
       validateSessionId(sessionId);
       validateDirectory(dir);
-    } catch (err) {
-      throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
-    }
-    let server;
-    try {
       server = normalizeServerUrl(rawUrl);
     } catch (err) {
       throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
