@@ -6,19 +6,15 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
 import { type ErrorCode, isMuxError, MuxError, type MuxErrorOptions } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /** A run of one herdr command, with the full argv for messages. */
-export interface HerdrRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type HerdrRun = CommandRun;
 
 /**
  * herdr's error codes muxbridge tells apart (herdr.md §9); every other code is
@@ -124,15 +120,12 @@ export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined):
   const sessionFlags = () =>
     session === undefined ? [] : ["--session", validateTarget("herdr session", session)];
 
-  const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) => {
-    const argv = [validateTarget("herdr binary", bin), ...args];
-    const result = await deps.run(argv, {
-      timeoutMs: deps.config.command_timeout_ms,
+  // A missing binary is worded by the callers (`missing`): they know every candidate.
+  const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) =>
+    await runCommand(deps, [validateTarget("herdr binary", bin), ...args], {
       signal,
-      ...(childEnv ? { env: childEnv } : {}),
+      env: childEnv,
     });
-    return { ...result, argv } as HerdrRun;
-  };
 
   const missing = (err: MuxError, argv: readonly string[]) =>
     new MuxError(

@@ -6,9 +6,8 @@
  */
 
 import semver from "semver";
-import type { BackendDeps } from "../../lib/backend.ts";
+import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
@@ -50,10 +49,7 @@ export function classifyKittyFailure(stderr: string): KittyFailure {
 }
 
 /** One run of a kitty program, with the argv for messages. */
-export interface KittyRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type KittyRun = CommandRun;
 
 /**
  * Builds the error for a failed remote-control call.
@@ -150,13 +146,11 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     return value;
   };
 
-  const exec = async (argv: string[], signal?: AbortSignal): Promise<KittyRun> => {
-    const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
-    return { ...result, argv };
-  };
-
   const versionOf = async (bin: string, signal?: AbortSignal): Promise<KittyProgram> => {
-    const run = await exec([validateTarget("kitty binary", bin), "--version"], signal);
+    // A missing binary is worded by `resolve`: it knows every candidate.
+    const run = await runCommand(deps, [validateTarget("kitty binary", bin), "--version"], {
+      signal,
+    });
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw kittyError("read the kitty version", run);
     const version = parseKittyVersion(text);
@@ -213,7 +207,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
 
   const rc = async (args: readonly string[], signal?: AbortSignal) => {
     const { bin } = await program(signal);
-    return exec([bin, "@", "--to", address(), ...args], signal);
+    return runCommand(deps, [bin, "@", "--to", address(), ...args], { signal });
   };
 
   return {
