@@ -16,7 +16,7 @@ import type { ChannelOpener } from "./channel.ts";
 import type { Clock } from "./clock.ts";
 import { isMuxError, MuxError, toMuxError } from "./errors.ts";
 import type { Config, LayoutName } from "./config.ts";
-import type { Runner, RunResult } from "./exec.ts";
+import { describeArgv, type Runner, type RunResult } from "./exec.ts";
 import type { BackendName, EnvLookup, Identity } from "./identity.ts";
 import type { Logger } from "./log.ts";
 
@@ -203,6 +203,39 @@ export async function runCommand(
     }
     throw err;
   }
+}
+
+/**
+ * What a failed run tells: its argv, exit code and stderr (trimmed), for a `MuxError`.
+ *
+ * @param run The failed run.
+ * @returns The error options.
+ */
+export function runDetails(
+  run: CommandRun,
+): { argv: readonly string[]; exitCode: number; stderr: string } {
+  return { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+}
+
+/**
+ * The error for a failed run that means nothing more specific: `command_failed`, `Cannot
+ * <action>: <argv> exited <code>: <text>`, with {@linkcode runDetails}.
+ *
+ * @param action What was being done ("close pane \"%3\"").
+ * @param run The failed run.
+ * @param text What the program said. @default its stderr, trimmed
+ * @returns The error.
+ */
+export function commandFailed(
+  action: string,
+  run: CommandRun,
+  text: string = run.stderr.trim(),
+): MuxError {
+  return new MuxError(
+    "command_failed",
+    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
+    runDetails(run),
+  );
 }
 
 /** A multiplexer backend. */

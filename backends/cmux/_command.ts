@@ -5,9 +5,14 @@
  * @module
  */
 
-import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { type ErrorCode, MuxError } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
 
@@ -45,7 +50,7 @@ export type CmuxRun = CommandRun;
  */
 export function cmuxError(action: string, run: CmuxRun): MuxError {
   const { code, message } = parseErrorLine(run.stderr);
-  const details = { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+  const details = runDetails(run);
   const mapped = code === null
     ? (/socket|connect|connection refused/i.test(message)
       ? "backend_unreachable"
@@ -73,11 +78,7 @@ export function cmuxError(action: string, run: CmuxRun): MuxError {
         hint: "Close some panes or enlarge the window",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
-        details,
-      );
+      return commandFailed(action, run, text);
   }
 }
 

@@ -6,9 +6,14 @@
  * @module
  */
 
-import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { type ErrorCode, isMuxError, MuxError, type MuxErrorOptions } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
@@ -66,15 +71,10 @@ export function apiError(
  *   `command_failed` error.
  */
 export function herdrError(action: string, run: HerdrRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
-  const api = run.code === 1 ? parseErrorLine(stderr) : null;
+  const details = runDetails(run);
+  const api = run.code === 1 ? parseErrorLine(details.stderr) : null;
   if (api) return apiError(action, api, details);
-  return new MuxError(
-    "command_failed",
-    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-    details,
-  );
+  return commandFailed(action, run);
 }
 
 /** Runs herdr commands for one backend. */

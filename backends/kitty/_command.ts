@@ -6,9 +6,14 @@
  */
 
 import semver from "semver";
-import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
 
@@ -62,7 +67,7 @@ export function kittyError(action: string, run: KittyRun): MuxError {
   // A Python traceback is long; its last line says what happened.
   const lines = run.stderr.trim().split("\n").filter((l) => l.trim() !== "");
   const last = lines.at(-1) ?? "";
-  const details = { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+  const details = runDetails(run);
   switch (classifyKittyFailure(run.stderr)) {
     case "not_found":
       return new MuxError("pane_not_found", `Cannot ${action}: kitty does not know it (${last})`, {
@@ -81,11 +86,7 @@ export function kittyError(action: string, run: KittyRun): MuxError {
         hint: "Set kitty.listen_on to an address such as unix:/tmp/kitty",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${last}`,
-        details,
-      );
+      return commandFailed(action, run, last);
   }
 }
 

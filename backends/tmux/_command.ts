@@ -15,7 +15,13 @@
  * @module
  */
 
-import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
@@ -170,8 +176,8 @@ export type TmuxRun = CommandRun;
  * @returns A `pane_not_found`, `backend_unreachable`, `no_space` or `command_failed` error.
  */
 export function tmuxError(action: string, run: TmuxRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
+  const details = runDetails(run);
+  const stderr = details.stderr;
   switch (classifyFailure(stderr)) {
     case "not_found":
       return new MuxError("pane_not_found", `Cannot ${action}: tmux does not know it (${stderr})`, {
@@ -190,11 +196,7 @@ export function tmuxError(action: string, run: TmuxRun): MuxError {
         hint: "Close some panes or enlarge the window",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-        details,
-      );
+      return commandFailed(action, run);
   }
 }
 

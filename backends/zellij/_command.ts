@@ -5,9 +5,14 @@
  * @module
  */
 
-import { type BackendDeps, type CommandRun, runCommand } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { MuxError } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
 /** A run of one zellij command, with the full argv for messages. */
@@ -37,22 +42,17 @@ export function isSessionFailure(stderr: string): boolean {
  * @returns A `backend_unreachable` or `command_failed` error.
  */
 export function zellijError(action: string, run: ZellijRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
-  if (run.code === 1 && isSessionFailure(stderr)) {
+  const details = runDetails(run);
+  if (run.code === 1 && isSessionFailure(details.stderr)) {
     // One line: the session list zellij prints on the following lines is kept, joined.
-    const text = stderr.replace(/\s*\n\s*/g, " ");
+    const text = details.stderr.replace(/\s*\n\s*/g, " ");
     return new MuxError("backend_unreachable", `Cannot ${action}: ${text}`, {
       ...details,
       hint:
         "Run inside zellij, or set zellij.session to a running session (`zellij list-sessions`)",
     });
   }
-  return new MuxError(
-    "command_failed",
-    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-    details,
-  );
+  return commandFailed(action, run);
 }
 
 /** Runs zellij commands for one backend. */
