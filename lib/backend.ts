@@ -3,7 +3,9 @@
  * loop and the CLI only ever talk to a {@linkcode Backend}; they never branch on its name.
  *
  * Conventions every backend keeps:
- * - every program runs through `deps.run` with `config.command_timeout_ms`;
+ * - every program runs through {@linkcode runCommand} (`deps.run` bounded by
+ *   `config.command_timeout_ms`); a failure that means nothing more specific is
+ *   {@linkcode commandFailed};
  * - every id and target passes `lib/validate.ts` before it reaches argv;
  * - "the pane does not exist" is a `MuxError` coded `pane_not_found` (from `interrupt`, `kill`,
  *   `setTitle`) or `null` (from `inspect`), decided from evidence the backend's file cites;
