@@ -123,10 +123,11 @@ interface Op<T> {
   args: readonly string[];
   /** Only reads: safe to repeat through the CLI after the socket failed. */
   readOnly: boolean;
-  /** Reads the socket's answer line. */
-  fromSocket(line: string): T;
-  /** Reads the CLI's stdout. */
-  fromCli(stdout: string): T;
+  /**
+   * Reads the result: the socket's answer line or the CLI's stdout, the same
+   * `{"id","result":{…}}` envelope either way (herdr.md §6, §7).
+   */
+  read(text: string): T;
 }
 
 /** Options of {@linkcode createHerdrApi}. */
@@ -315,7 +316,7 @@ export function createHerdrApi(
 
   const viaProcess = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
     await gateCli(signal);
-    return op.fromCli(await cli.must(op.action, op.args, signal));
+    return op.read(await cli.must(op.action, op.args, signal));
   };
 
   const exec = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
@@ -327,7 +328,7 @@ export function createHerdrApi(
     let failed: SocketReply & { kind: "failed" };
     if (reply.kind === "result") {
       try {
-        return op.fromSocket(reply.line);
+        return op.read(reply.line);
       } catch (err) {
         if (!isMuxError(err, "unparseable_output")) throw err;
         failed = { kind: "failed", reason: "garbage", sent: true, detail: err.message };
@@ -380,8 +381,7 @@ export function createHerdrApi(
           ...env.flatMap(([name, value]) => ["--env", `${name}=${value}`]),
         ],
         readOnly: false,
-        fromSocket: paneOf("new pane"),
-        fromCli: paneOf("new pane"),
+        read: paneOf("new pane"),
       }, signal);
       return pane.pane_id;
     },
@@ -393,8 +393,7 @@ export function createHerdrApi(
           params: { pane_id: paneId },
           args: ["pane", "get", paneId],
           readOnly: true,
-          fromSocket: paneOf("pane"),
-          fromCli: paneOf("pane"),
+          read: paneOf("pane"),
         }, signal);
       } catch (err) {
         if (isMuxError(err, "pane_not_found")) return null;
@@ -409,8 +408,7 @@ export function createHerdrApi(
         params: {},
         args: ["pane", "list"],
         readOnly: true,
-        fromSocket: panes,
-        fromCli: panes,
+        read: panes,
       }, signal);
     },
     shellPid(paneId, signal) {
@@ -422,8 +420,7 @@ export function createHerdrApi(
         params: { pane_id: paneId },
         args: ["pane", "process-info", "--pane", paneId],
         readOnly: true,
-        fromSocket: pid,
-        fromCli: pid,
+        read: pid,
       }, signal);
     },
     run(paneId, text, signal) {
@@ -435,8 +432,7 @@ export function createHerdrApi(
         params: { pane_id: paneId, text, keys: ["Enter"] },
         args: ["pane", "run", paneId, text],
         readOnly: false,
-        fromSocket: nothing,
-        fromCli: nothing,
+        read: nothing,
       }, signal);
     },
     sendKeys(paneId, keys, signal) {
@@ -446,8 +442,7 @@ export function createHerdrApi(
         params: { pane_id: paneId, keys },
         args: ["pane", "send-keys", paneId, ...keys],
         readOnly: false,
-        fromSocket: nothing,
-        fromCli: nothing,
+        read: nothing,
       }, signal);
     },
     close(paneId, signal) {
@@ -457,8 +452,7 @@ export function createHerdrApi(
         params: { pane_id: paneId },
         args: ["pane", "close", paneId],
         readOnly: false,
-        fromSocket: ok("close result"),
-        fromCli: ok("close result"),
+        read: ok("close result"),
       }, signal);
     },
     rename(paneId, label, signal) {
@@ -469,8 +463,7 @@ export function createHerdrApi(
         params: label === null ? { pane_id: paneId } : { pane_id: paneId, label },
         args: ["pane", "rename", paneId, label ?? "--clear"],
         readOnly: false,
-        fromSocket: paneOf("renamed pane"),
-        fromCli: paneOf("renamed pane"),
+        read: paneOf("renamed pane"),
       }, signal);
     },
   };
