@@ -27,6 +27,7 @@ import {
   type Capabilities,
   type Check,
   failedCheck,
+  keepSuccess,
   type LayoutRequest,
   type LayoutResult,
   type PaneInfo,
@@ -140,28 +141,17 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     // every new pane and no flag prevents it.
     focusSafe: false,
   };
-  let versionCache: Promise<string> | undefined;
   /** Spawns run one at a time: each lists the panes before and after its own split. */
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
   /** `zellij --version`, gated; a success is kept for the backend's life. */
-  const version = (signal?: AbortSignal): Promise<string> => {
-    if (!versionCache) {
-      const pending = (async () => {
-        const result = await zellij.version(signal);
-        if (result.code !== 0) throw zellijError("read the zellij version", result);
-        const v = gateVersion(result.stdout, result.argv);
-        capabilities.focusSafe = semver.gte(v, NO_FOCUS_VERSION);
-        return v;
-      })();
-      // A failure is not kept: the next call asks again.
-      pending.catch(() => {
-        if (versionCache === pending) versionCache = undefined;
-      });
-      versionCache = pending;
-    }
-    return versionCache;
-  };
+  const version = keepSuccess(async (signal?: AbortSignal): Promise<string> => {
+    const result = await zellij.version(signal);
+    if (result.code !== 0) throw zellijError("read the zellij version", result);
+    const v = gateVersion(result.stdout, result.argv);
+    capabilities.focusSafe = semver.gte(v, NO_FOCUS_VERSION);
+    return v;
+  });
 
   /** Every terminal pane of the session. */
   const listPanes = async (signal?: AbortSignal): Promise<ZellijPane[]> => {

@@ -28,7 +28,7 @@
  */
 
 import type { z } from "zod";
-import type { BackendDeps } from "../../lib/backend.ts";
+import { type BackendDeps, keepSuccess } from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
@@ -153,37 +153,26 @@ export function createHerdrApi(
 ): HerdrApi {
   const mode = deps.config.herdr.transport;
   const cli = createHerdrCommand(deps, layer);
-  let cliVersion: Promise<string> | undefined;
-  let decision: Promise<TransportState> | undefined;
   let socket: HerdrSocket | undefined;
   let socketVersion: string | undefined;
   /** Set once `auto` gave up on the socket: every later operation uses the CLI. */
   let demoted: string | undefined;
 
   /** `herdr --version`, gated; a success is kept for the backend's life. */
-  const gateCli = (signal?: AbortSignal): Promise<string> => {
-    if (!cliVersion) {
-      const pending = (async () => {
-        const result = await cli.version(signal);
-        if (result.code !== 0) throw herdrError("read the herdr version", result);
-        const text = result.stdout.trim();
-        const version = parseHerdrVersion(text);
-        if (version === null) {
-          throw new MuxError(
-            "unparseable_output",
-            `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
-            { argv: result.argv, hint: "Check that herdr.bin names herdr" },
-          );
-        }
-        return gateVersion(version);
-      })();
-      pending.catch(() => {
-        if (cliVersion === pending) cliVersion = undefined;
-      });
-      cliVersion = pending;
+  const gateCli = keepSuccess(async (signal?: AbortSignal): Promise<string> => {
+    const result = await cli.version(signal);
+    if (result.code !== 0) throw herdrError("read the herdr version", result);
+    const text = result.stdout.trim();
+    const version = parseHerdrVersion(text);
+    if (version === null) {
+      throw new MuxError(
+        "unparseable_output",
+        `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
+        { argv: result.argv, hint: "Check that herdr.bin names herdr" },
+      );
     }
-    return cliVersion;
-  };
+    return gateVersion(version);
+  });
 
   const viaCli = (why: string): TransportState => {
     deps.log.warn(`herdr socket: ${why}; using one herdr process per command`);
@@ -282,6 +271,9 @@ export function createHerdrApi(
     return viaCli(`${path}: ${failed!.message}`);
   };
 
+  /** The ping's decision, once it is made. */
+  const decided = keepSuccess(decide);
+
   const transport = (signal?: AbortSignal): Promise<TransportState> => {
     if (mode === "cli") {
       return Promise.resolve({
@@ -297,14 +289,7 @@ export function createHerdrApi(
         fellBack: true,
       });
     }
-    if (!decision) {
-      const pending = decide(signal);
-      pending.catch(() => {
-        if (decision === pending) decision = undefined;
-      });
-      decision = pending;
-    }
-    return decision;
+    return decided(signal);
   };
 
   const demote = (why: string) => {

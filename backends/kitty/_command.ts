@@ -10,6 +10,7 @@ import {
   type BackendDeps,
   commandFailed,
   type CommandRun,
+  keepSuccess,
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
@@ -122,7 +123,6 @@ const ADDRESS = /^(unix|tcp|tcp6|fd):./;
  */
 export function createKittyCommand(deps: BackendDeps): KittyCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
-  let found: Promise<KittyProgram> | undefined;
 
   const address = (): string => {
     const configured = deps.config.kitty.listen_on;
@@ -198,13 +198,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     );
   };
 
-  const program = (signal?: AbortSignal) => {
-    found ??= resolve(signal).catch((err) => {
-      found = undefined;
-      throw err;
-    });
-    return found;
-  };
+  const program = keepSuccess(resolve);
 
   const rc = async (args: readonly string[], signal?: AbortSignal) => {
     const { bin } = await program(signal);
