@@ -21,6 +21,7 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
   keepSuccess,
   type LayoutResult,
@@ -71,13 +72,11 @@ const IDENTITY_HINT =
 
 /** Checks a pane id: a surface UUID only, never a ref (`surface:N` refs renumber; §4.1). */
 function surfaceArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!UUID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
-    });
-  }
-  return paneId;
+  return checkPaneId(
+    paneId,
+    UUID,
+    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
+  );
 }
 
 /** Where a surface is. */

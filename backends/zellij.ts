@@ -26,6 +26,7 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
   keepSuccess,
   type LayoutRequest,
@@ -63,13 +64,11 @@ const NO_FOCUS_VERSION = "0.45.0";
 
 /** Checks a pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag. */
 function paneIdArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!TERMINAL_ID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: 'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
-    });
-  }
-  return paneId;
+  return checkPaneId(
+    paneId,
+    TERMINAL_ID,
+    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
+  );
 }
 
 /** The program argv: zellij runs what follows `--` directly, without a shell (research §2.2). */

@@ -21,6 +21,7 @@ import type { Config, LayoutName } from "./config.ts";
 import { describeArgv, type Runner, type RunResult } from "./exec.ts";
 import type { BackendName, EnvLookup, Identity } from "./identity.ts";
 import type { Logger } from "./log.ts";
+import { validateTarget } from "./validate.ts";
 
 /** What a backend is built from. */
 export interface BackendDeps {
@@ -238,6 +239,26 @@ export function commandFailed(
     `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
     runDetails(run),
   );
+}
+
+/**
+ * Checks a pane id before it reaches argv: a safe target (`validateTarget`) in the backend's own
+ * id form, so that no id can name another object or read as a flag.
+ *
+ * @param paneId The pane id.
+ * @param form The backend's id form.
+ * @param hint What the form looks like, for the error.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument`.
+ */
+export function checkPaneId(paneId: string, form: RegExp, hint: string): string {
+  validateTarget("pane id", paneId);
+  if (!form.test(paneId)) {
+    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
+      hint,
+    });
+  }
+  return paneId;
 }
 
 /**
