@@ -21,7 +21,9 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
+  keepSuccess,
   type LayoutResult,
   type PaneInfo,
   type ProbeResult,
@@ -70,13 +72,11 @@ const IDENTITY_HINT =
 
 /** Checks a pane id: a surface UUID only, never a ref (`surface:N` refs renumber; §4.1). */
 function surfaceArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!UUID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
-    });
-  }
-  return paneId;
+  return checkPaneId(
+    paneId,
+    UUID,
+    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
+  );
 }
 
 /** Where a surface is. */
@@ -110,7 +110,6 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
 export function createCmuxBackend(deps: BackendDeps): Backend {
   const cmux = createCmuxCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
-  let probed: Promise<{ version: string; text: string; features: SplitFeatures }> | undefined;
 
   /** The workspace and the caller's surface, from the complete cmux identity only. */
   const context = (): { workspace: string; caller: string } => {
@@ -171,19 +170,13 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
   };
 
   /** Version gate and the optional new-split flags, once per backend (a failure is retried). */
-  const ensure = (signal?: AbortSignal) => {
-    probed ??= (async () => {
-      const { version, text } = await readVersion(signal);
-      // `<command> --help` works without a socket (research §4.3).
-      const help = await cmux.bare(["new-split", "--help"], signal);
-      const features = parseSplitHelp(help.code === 0 ? `${help.stdout}\n${help.stderr}` : "");
-      return { version, text, features };
-    })().catch((err) => {
-      probed = undefined;
-      throw err;
-    });
-    return probed;
-  };
+  const ensure = keepSuccess(async (signal?: AbortSignal) => {
+    const { version, text } = await readVersion(signal);
+    // `<command> --help` works without a socket (research §4.3).
+    const help = await cmux.bare(["new-split", "--help"], signal);
+    const features = parseSplitHelp(help.code === 0 ? `${help.stdout}\n${help.stderr}` : "");
+    return { version, text, features };
+  });
 
   const tree = async (signal?: AbortSignal) =>
     parseTree(await cmux.must("list cmux surfaces", ["tree", "--all"], true, signal));

@@ -35,6 +35,7 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
   type LayoutRequest,
   type LayoutResult,
@@ -97,13 +98,7 @@ const RESERVED_ENV = new Set([
  * (bijective base 32: letters are digits, herdr.md §3): never parsed as numbers.
  */
 function paneIdArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (/\s/.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: 'A herdr pane id looks like "w1:p3"',
-    });
-  }
-  return paneId;
+  return checkPaneId(paneId, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
 }
 
 /** Checks every name and value of a pane's variables. */

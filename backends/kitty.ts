@@ -17,6 +17,7 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
   type LayoutRequest,
   type LayoutResult,
@@ -75,13 +76,7 @@ const ANCHOR_HINT =
 
 /** Checks a pane id: kitty's numeric window id only, so a match expression can never sneak in. */
 function windowArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!WINDOW_ID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: "A kitty window id is a number, such as 3",
-    });
-  }
-  return paneId;
+  return checkPaneId(paneId, WINDOW_ID, "A kitty window id is a number, such as 3");
 }
 
 /** The ownership mark of a window (kitty >= 0.30 user variables), when valid. */

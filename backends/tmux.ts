@@ -15,6 +15,7 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
   type LayoutRequest,
   type LayoutResult,
@@ -62,13 +63,7 @@ const CAPABILITIES: Capabilities = {
 
 /** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
 function paneIdArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!PANE_ID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: 'A tmux pane id is "%" followed by digits, such as %3',
-    });
-  }
-  return paneId;
+  return checkPaneId(paneId, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
 }
 
 /** The program argv: several elements are exec'd by tmux without a shell (research §1.2). */

@@ -26,7 +26,9 @@ import {
   type BackendDeps,
   type Capabilities,
   type Check,
+  checkPaneId,
   failedCheck,
+  keepSuccess,
   type LayoutRequest,
   type LayoutResult,
   type PaneInfo,
@@ -62,13 +64,11 @@ const NO_FOCUS_VERSION = "0.45.0";
 
 /** Checks a pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag. */
 function paneIdArg(paneId: string): string {
-  validateTarget("pane id", paneId);
-  if (!TERMINAL_ID.test(paneId)) {
-    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
-      hint: 'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
-    });
-  }
-  return paneId;
+  return checkPaneId(
+    paneId,
+    TERMINAL_ID,
+    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
+  );
 }
 
 /** The program argv: zellij runs what follows `--` directly, without a shell (research §2.2). */
@@ -140,28 +140,17 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     // every new pane and no flag prevents it.
     focusSafe: false,
   };
-  let versionCache: Promise<string> | undefined;
   /** Spawns run one at a time: each lists the panes before and after its own split. */
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
   /** `zellij --version`, gated; a success is kept for the backend's life. */
-  const version = (signal?: AbortSignal): Promise<string> => {
-    if (!versionCache) {
-      const pending = (async () => {
-        const result = await zellij.version(signal);
-        if (result.code !== 0) throw zellijError("read the zellij version", result);
-        const v = gateVersion(result.stdout, result.argv);
-        capabilities.focusSafe = semver.gte(v, NO_FOCUS_VERSION);
-        return v;
-      })();
-      // A failure is not kept: the next call asks again.
-      pending.catch(() => {
-        if (versionCache === pending) versionCache = undefined;
-      });
-      versionCache = pending;
-    }
-    return versionCache;
-  };
+  const version = keepSuccess(async (signal?: AbortSignal): Promise<string> => {
+    const result = await zellij.version(signal);
+    if (result.code !== 0) throw zellijError("read the zellij version", result);
+    const v = gateVersion(result.stdout, result.argv);
+    capabilities.focusSafe = semver.gte(v, NO_FOCUS_VERSION);
+    return v;
+  });
 
   /** Every terminal pane of the session. */
   const listPanes = async (signal?: AbortSignal): Promise<ZellijPane[]> => {

@@ -3,7 +3,9 @@
  * loop and the CLI only ever talk to a {@linkcode Backend}; they never branch on its name.
  *
  * Conventions every backend keeps:
- * - every program runs through `deps.run` with `config.command_timeout_ms`;
+ * - every program runs through {@linkcode runCommand} (`deps.run` bounded by
+ *   `config.command_timeout_ms`); a failure that means nothing more specific is
+ *   {@linkcode commandFailed};
  * - every id and target passes `lib/validate.ts` before it reaches argv;
  * - "the pane does not exist" is a `MuxError` coded `pane_not_found` (from `interrupt`, `kill`,
  *   `setTitle`) or `null` (from `inspect`), decided from evidence the backend's file cites;
@@ -14,11 +16,12 @@
 
 import type { ChannelOpener } from "./channel.ts";
 import type { Clock } from "./clock.ts";
-import { toMuxError } from "./errors.ts";
+import { isMuxError, MuxError, toMuxError } from "./errors.ts";
 import type { Config, LayoutName } from "./config.ts";
-import type { Runner } from "./exec.ts";
+import { describeArgv, type Runner, type RunResult } from "./exec.ts";
 import type { BackendName, EnvLookup, Identity } from "./identity.ts";
 import type { Logger } from "./log.ts";
+import { validateTarget } from "./validate.ts";
 
 /** What a backend is built from. */
 export interface BackendDeps {
@@ -144,6 +147,148 @@ export function failedCheck(name: string, err: unknown, hint?: string): Check {
   const e = toMuxError(err);
   const h = e.hint ?? hint;
   return { name, status: "fail", detail: e.message, ...(h ? { hint: h } : {}) };
+}
+
+/** One run of a backend's program, with its argv for messages. */
+export interface CommandRun extends RunResult {
+  /** The argv that ran, as messages show it. */
+  argv: readonly string[];
+}
+
+/** Options of {@linkcode runCommand}. */
+export interface RunCommandOptions {
+  /** Aborts the run. */
+  signal?: AbortSignal;
+  /** Variables for the program (see `RunOptions.env`). */
+  env?: Readonly<Record<string, string>>;
+  /** Text for the program's stdin (see `RunOptions.stdin`). */
+  stdin?: string;
+  /** The argv messages show, when it must differ from the one run. @default argv */
+  shown?: readonly string[];
+  /**
+   * The backend's hint for a missing program: a `binary_not_found` from the seam is thrown again
+   * with it (and with `shown`). Absent: that error passes as it is, for the caller to word.
+   */
+  notFoundHint?: string;
+}
+
+/**
+ * Runs one program of a backend the way every backend does: through `deps.run`, bounded by
+ * `config.command_timeout_ms`. Validating `argv` stays with the caller.
+ *
+ * @param deps The backend's deps (runner, config).
+ * @param argv The program and its arguments.
+ * @param options Signal, environment, stdin, the argv shown, the hint for a missing program.
+ * @returns The result, for any exit code, with the shown argv.
+ * @throws {MuxError} `binary_not_found`, `timed_out` or `interrupted`, as the seam does.
+ */
+export async function runCommand(
+  deps: BackendDeps,
+  argv: readonly string[],
+  options: RunCommandOptions = {},
+): Promise<CommandRun> {
+  const shown = options.shown ?? argv;
+  try {
+    const result = await deps.run(argv, {
+      timeoutMs: deps.config.command_timeout_ms,
+      signal: options.signal,
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+    });
+    return { ...result, argv: shown };
+  } catch (err) {
+    if (options.notFoundHint !== undefined && isMuxError(err, "binary_not_found")) {
+      throw new MuxError("binary_not_found", err.message, {
+        argv: shown,
+        cause: err,
+        hint: options.notFoundHint,
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * What a failed run tells: its argv, exit code and stderr (trimmed), for a `MuxError`.
+ *
+ * @param run The failed run.
+ * @returns The error options.
+ */
+export function runDetails(
+  run: CommandRun,
+): { argv: readonly string[]; exitCode: number; stderr: string } {
+  return { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+}
+
+/**
+ * The error for a failed run that means nothing more specific: `command_failed`, `Cannot
+ * <action>: <argv> exited <code>: <text>`, with {@linkcode runDetails}.
+ *
+ * @param action What was being done ("close pane \"%3\"").
+ * @param run The failed run.
+ * @param text What the program said. @default its stderr, trimmed
+ * @returns The error.
+ */
+export function commandFailed(
+  action: string,
+  run: CommandRun,
+  text: string = run.stderr.trim(),
+): MuxError {
+  return new MuxError(
+    "command_failed",
+    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
+    runDetails(run),
+  );
+}
+
+/**
+ * Checks a pane id before it reaches argv: a safe target (`validateTarget`) in the backend's own
+ * id form, so that no id can name another object or read as a flag.
+ *
+ * @param paneId The pane id.
+ * @param form The backend's id form.
+ * @param hint What the form looks like, for the error.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument`.
+ */
+export function checkPaneId(paneId: string, form: RegExp, hint: string): string {
+  validateTarget("pane id", paneId);
+  if (!form.test(paneId)) {
+    throw new MuxError("invalid_argument", `Cannot use pane id ${JSON.stringify(paneId)}`, {
+      hint,
+    });
+  }
+  return paneId;
+}
+
+/**
+ * Keeps the first success of a one-time step (a version gate, a transport decision) for the
+ * backend's life; a failure is not kept, so the next call tries again. Calls made while the step
+ * runs share it (with the first caller's signal).
+ *
+ * @param step The step.
+ * @returns The step, run at most until it succeeds once.
+ *
+ * @example
+ * ```ts ignore
+ * const version = keepSuccess((signal) => readVersion(signal));
+ * await version(); // runs readVersion; a later call returns the same promise
+ * ```
+ */
+export function keepSuccess<T>(
+  step: (signal?: AbortSignal) => Promise<T>,
+): (signal?: AbortSignal) => Promise<T> {
+  let kept: Promise<T> | undefined;
+  return (signal) => {
+    if (!kept) {
+      const pending = step(signal);
+      pending.catch(() => {
+        if (kept === pending) kept = undefined;
+      });
+      kept = pending;
+    }
+    return kept;
+  };
 }
 
 /** A multiplexer backend. */

@@ -5,10 +5,14 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
-import { type ErrorCode, isMuxError, MuxError } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
-import { describeArgv } from "../../lib/exec.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
+import { type ErrorCode, MuxError } from "../../lib/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
 
@@ -34,10 +38,7 @@ export const SOCKET_HINT =
   "Run muxbridge inside a cmux terminal (CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID set) with cmux running, or set cmux.socket_path";
 
 /** One run of cmux, with its argv for messages. */
-export interface CmuxRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type CmuxRun = CommandRun;
 
 /**
  * Builds the error for a failed cmux call from {@linkcode CMUX_ERROR_CODES}; an error without a
@@ -49,7 +50,7 @@ export interface CmuxRun extends RunResult {
  */
 export function cmuxError(action: string, run: CmuxRun): MuxError {
   const { code, message } = parseErrorLine(run.stderr);
-  const details = { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+  const details = runDetails(run);
   const mapped = code === null
     ? (/socket|connect|connection refused/i.test(message)
       ? "backend_unreachable"
@@ -77,11 +78,7 @@ export function cmuxError(action: string, run: CmuxRun): MuxError {
         hint: "Close some panes or enlarge the window",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${text}`,
-        details,
-      );
+      return commandFailed(action, run, text);
   }
 }
 
@@ -129,22 +126,11 @@ export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
     }
     return validateTarget("cmux socket path", value);
   };
-  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CmuxRun> => {
-    const argv = [validateTarget("cmux binary", bin), ...args];
-    try {
-      const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
-      return { ...result, argv };
-    } catch (err) {
-      if (isMuxError(err, "binary_not_found")) {
-        throw new MuxError("binary_not_found", err.message, {
-          argv,
-          cause: err,
-          hint: "Install cmux (the CLI ships in the cmux app) or set cmux.bin to its path",
-        });
-      }
-      throw err;
-    }
-  };
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CmuxRun> =>
+    await runCommand(deps, [validateTarget("cmux binary", bin), ...args], {
+      signal,
+      notFoundHint: "Install cmux (the CLI ships in the cmux app) or set cmux.bin to its path",
+    });
   const run = (args: readonly string[], json: boolean, signal?: AbortSignal) =>
     exec(
       ["--socket", socket(), ...(json ? ["--json"] : []), "--id-format", "uuids", ...args],

@@ -28,7 +28,7 @@
  */
 
 import type { z } from "zod";
-import type { BackendDeps } from "../../lib/backend.ts";
+import { type BackendDeps, keepSuccess } from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
@@ -123,10 +123,11 @@ interface Op<T> {
   args: readonly string[];
   /** Only reads: safe to repeat through the CLI after the socket failed. */
   readOnly: boolean;
-  /** Reads the socket's answer line. */
-  fromSocket(line: string): T;
-  /** Reads the CLI's stdout. */
-  fromCli(stdout: string): T;
+  /**
+   * Reads the result: the socket's answer line or the CLI's stdout, the same
+   * `{"id","result":{…}}` envelope either way (herdr.md §6, §7).
+   */
+  read(text: string): T;
 }
 
 /** Options of {@linkcode createHerdrApi}. */
@@ -152,37 +153,26 @@ export function createHerdrApi(
 ): HerdrApi {
   const mode = deps.config.herdr.transport;
   const cli = createHerdrCommand(deps, layer);
-  let cliVersion: Promise<string> | undefined;
-  let decision: Promise<TransportState> | undefined;
   let socket: HerdrSocket | undefined;
   let socketVersion: string | undefined;
   /** Set once `auto` gave up on the socket: every later operation uses the CLI. */
   let demoted: string | undefined;
 
   /** `herdr --version`, gated; a success is kept for the backend's life. */
-  const gateCli = (signal?: AbortSignal): Promise<string> => {
-    if (!cliVersion) {
-      const pending = (async () => {
-        const result = await cli.version(signal);
-        if (result.code !== 0) throw herdrError("read the herdr version", result);
-        const text = result.stdout.trim();
-        const version = parseHerdrVersion(text);
-        if (version === null) {
-          throw new MuxError(
-            "unparseable_output",
-            `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
-            { argv: result.argv, hint: "Check that herdr.bin names herdr" },
-          );
-        }
-        return gateVersion(version);
-      })();
-      pending.catch(() => {
-        if (cliVersion === pending) cliVersion = undefined;
-      });
-      cliVersion = pending;
+  const gateCli = keepSuccess(async (signal?: AbortSignal): Promise<string> => {
+    const result = await cli.version(signal);
+    if (result.code !== 0) throw herdrError("read the herdr version", result);
+    const text = result.stdout.trim();
+    const version = parseHerdrVersion(text);
+    if (version === null) {
+      throw new MuxError(
+        "unparseable_output",
+        `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
+        { argv: result.argv, hint: "Check that herdr.bin names herdr" },
+      );
     }
-    return cliVersion;
-  };
+    return gateVersion(version);
+  });
 
   const viaCli = (why: string): TransportState => {
     deps.log.warn(`herdr socket: ${why}; using one herdr process per command`);
@@ -281,6 +271,9 @@ export function createHerdrApi(
     return viaCli(`${path}: ${failed!.message}`);
   };
 
+  /** The ping's decision, once it is made. */
+  const decided = keepSuccess(decide);
+
   const transport = (signal?: AbortSignal): Promise<TransportState> => {
     if (mode === "cli") {
       return Promise.resolve({
@@ -296,14 +289,7 @@ export function createHerdrApi(
         fellBack: true,
       });
     }
-    if (!decision) {
-      const pending = decide(signal);
-      pending.catch(() => {
-        if (decision === pending) decision = undefined;
-      });
-      decision = pending;
-    }
-    return decision;
+    return decided(signal);
   };
 
   const demote = (why: string) => {
@@ -315,7 +301,7 @@ export function createHerdrApi(
 
   const viaProcess = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
     await gateCli(signal);
-    return op.fromCli(await cli.must(op.action, op.args, signal));
+    return op.read(await cli.must(op.action, op.args, signal));
   };
 
   const exec = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
@@ -327,7 +313,7 @@ export function createHerdrApi(
     let failed: SocketReply & { kind: "failed" };
     if (reply.kind === "result") {
       try {
-        return op.fromSocket(reply.line);
+        return op.read(reply.line);
       } catch (err) {
         if (!isMuxError(err, "unparseable_output")) throw err;
         failed = { kind: "failed", reason: "garbage", sent: true, detail: err.message };
@@ -380,8 +366,7 @@ export function createHerdrApi(
           ...env.flatMap(([name, value]) => ["--env", `${name}=${value}`]),
         ],
         readOnly: false,
-        fromSocket: paneOf("new pane"),
-        fromCli: paneOf("new pane"),
+        read: paneOf("new pane"),
       }, signal);
       return pane.pane_id;
     },
@@ -393,8 +378,7 @@ export function createHerdrApi(
           params: { pane_id: paneId },
           args: ["pane", "get", paneId],
           readOnly: true,
-          fromSocket: paneOf("pane"),
-          fromCli: paneOf("pane"),
+          read: paneOf("pane"),
         }, signal);
       } catch (err) {
         if (isMuxError(err, "pane_not_found")) return null;
@@ -409,8 +393,7 @@ export function createHerdrApi(
         params: {},
         args: ["pane", "list"],
         readOnly: true,
-        fromSocket: panes,
-        fromCli: panes,
+        read: panes,
       }, signal);
     },
     shellPid(paneId, signal) {
@@ -422,8 +405,7 @@ export function createHerdrApi(
         params: { pane_id: paneId },
         args: ["pane", "process-info", "--pane", paneId],
         readOnly: true,
-        fromSocket: pid,
-        fromCli: pid,
+        read: pid,
       }, signal);
     },
     run(paneId, text, signal) {
@@ -435,8 +417,7 @@ export function createHerdrApi(
         params: { pane_id: paneId, text, keys: ["Enter"] },
         args: ["pane", "run", paneId, text],
         readOnly: false,
-        fromSocket: nothing,
-        fromCli: nothing,
+        read: nothing,
       }, signal);
     },
     sendKeys(paneId, keys, signal) {
@@ -446,8 +427,7 @@ export function createHerdrApi(
         params: { pane_id: paneId, keys },
         args: ["pane", "send-keys", paneId, ...keys],
         readOnly: false,
-        fromSocket: nothing,
-        fromCli: nothing,
+        read: nothing,
       }, signal);
     },
     close(paneId, signal) {
@@ -457,8 +437,7 @@ export function createHerdrApi(
         params: { pane_id: paneId },
         args: ["pane", "close", paneId],
         readOnly: false,
-        fromSocket: ok("close result"),
-        fromCli: ok("close result"),
+        read: ok("close result"),
       }, signal);
     },
     rename(paneId, label, signal) {
@@ -469,8 +448,7 @@ export function createHerdrApi(
         params: label === null ? { pane_id: paneId } : { pane_id: paneId, label },
         args: ["pane", "rename", paneId, label ?? "--clear"],
         readOnly: false,
-        fromSocket: paneOf("renamed pane"),
-        fromCli: paneOf("renamed pane"),
+        read: paneOf("renamed pane"),
       }, signal);
     },
   };

@@ -6,19 +6,20 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { type ErrorCode, isMuxError, MuxError, type MuxErrorOptions } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /** A run of one herdr command, with the full argv for messages. */
-export interface HerdrRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type HerdrRun = CommandRun;
 
 /**
  * herdr's error codes muxbridge tells apart (herdr.md §9); every other code is
@@ -70,15 +71,10 @@ export function apiError(
  *   `command_failed` error.
  */
 export function herdrError(action: string, run: HerdrRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
-  const api = run.code === 1 ? parseErrorLine(stderr) : null;
+  const details = runDetails(run);
+  const api = run.code === 1 ? parseErrorLine(details.stderr) : null;
   if (api) return apiError(action, api, details);
-  return new MuxError(
-    "command_failed",
-    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-    details,
-  );
+  return commandFailed(action, run);
 }
 
 /** Runs herdr commands for one backend. */
@@ -124,15 +120,12 @@ export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined):
   const sessionFlags = () =>
     session === undefined ? [] : ["--session", validateTarget("herdr session", session)];
 
-  const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) => {
-    const argv = [validateTarget("herdr binary", bin), ...args];
-    const result = await deps.run(argv, {
-      timeoutMs: deps.config.command_timeout_ms,
+  // A missing binary is worded by the callers (`missing`): they know every candidate.
+  const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) =>
+    await runCommand(deps, [validateTarget("herdr binary", bin), ...args], {
       signal,
-      ...(childEnv ? { env: childEnv } : {}),
+      env: childEnv,
     });
-    return { ...result, argv } as HerdrRun;
-  };
 
   const missing = (err: MuxError, argv: readonly string[]) =>
     new MuxError(

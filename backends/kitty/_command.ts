@@ -6,10 +6,15 @@
  */
 
 import semver from "semver";
-import type { BackendDeps } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  keepSuccess,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
-import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
 
@@ -50,10 +55,7 @@ export function classifyKittyFailure(stderr: string): KittyFailure {
 }
 
 /** One run of a kitty program, with the argv for messages. */
-export interface KittyRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type KittyRun = CommandRun;
 
 /**
  * Builds the error for a failed remote-control call.
@@ -66,7 +68,7 @@ export function kittyError(action: string, run: KittyRun): MuxError {
   // A Python traceback is long; its last line says what happened.
   const lines = run.stderr.trim().split("\n").filter((l) => l.trim() !== "");
   const last = lines.at(-1) ?? "";
-  const details = { argv: run.argv, exitCode: run.code, stderr: run.stderr.trim() };
+  const details = runDetails(run);
   switch (classifyKittyFailure(run.stderr)) {
     case "not_found":
       return new MuxError("pane_not_found", `Cannot ${action}: kitty does not know it (${last})`, {
@@ -85,11 +87,7 @@ export function kittyError(action: string, run: KittyRun): MuxError {
         hint: "Set kitty.listen_on to an address such as unix:/tmp/kitty",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${last}`,
-        details,
-      );
+      return commandFailed(action, run, last);
   }
 }
 
@@ -125,7 +123,6 @@ const ADDRESS = /^(unix|tcp|tcp6|fd):./;
  */
 export function createKittyCommand(deps: BackendDeps): KittyCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
-  let found: Promise<KittyProgram> | undefined;
 
   const address = (): string => {
     const configured = deps.config.kitty.listen_on;
@@ -150,13 +147,11 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     return value;
   };
 
-  const exec = async (argv: string[], signal?: AbortSignal): Promise<KittyRun> => {
-    const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
-    return { ...result, argv };
-  };
-
   const versionOf = async (bin: string, signal?: AbortSignal): Promise<KittyProgram> => {
-    const run = await exec([validateTarget("kitty binary", bin), "--version"], signal);
+    // A missing binary is worded by `resolve`: it knows every candidate.
+    const run = await runCommand(deps, [validateTarget("kitty binary", bin), "--version"], {
+      signal,
+    });
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw kittyError("read the kitty version", run);
     const version = parseKittyVersion(text);
@@ -203,17 +198,11 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     );
   };
 
-  const program = (signal?: AbortSignal) => {
-    found ??= resolve(signal).catch((err) => {
-      found = undefined;
-      throw err;
-    });
-    return found;
-  };
+  const program = keepSuccess(resolve);
 
   const rc = async (args: readonly string[], signal?: AbortSignal) => {
     const { bin } = await program(signal);
-    return exec([bin, "@", "--to", address(), ...args], signal);
+    return runCommand(deps, [bin, "@", "--to", address(), ...args], { signal });
   };
 
   return {

@@ -15,9 +15,14 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
 import { describeArgv } from "../../lib/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import type { TimerId } from "../../lib/clock.ts";
@@ -161,10 +166,7 @@ export function classifyFailure(stderr: string): TmuxFailure {
 }
 
 /** A run of one tmux command line, with the full argv for messages. */
-export interface TmuxRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type TmuxRun = CommandRun;
 
 /**
  * Builds the error for a failed tmux command.
@@ -174,8 +176,8 @@ export interface TmuxRun extends RunResult {
  * @returns A `pane_not_found`, `backend_unreachable`, `no_space` or `command_failed` error.
  */
 export function tmuxError(action: string, run: TmuxRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
+  const details = runDetails(run);
+  const stderr = details.stderr;
   switch (classifyFailure(stderr)) {
     case "not_found":
       return new MuxError("pane_not_found", `Cannot ${action}: tmux does not know it (${stderr})`, {
@@ -194,11 +196,7 @@ export function tmuxError(action: string, run: TmuxRun): MuxError {
         hint: "Close some panes or enlarge the window",
       });
     default:
-      return new MuxError(
-        "command_failed",
-        `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-        details,
-      );
+      return commandFailed(action, run);
   }
 }
 
@@ -300,25 +298,12 @@ export function createTmuxCommand(
     shown: readonly string[] = args,
   ): Promise<TmuxRun> => {
     const head = [validateTarget("tmux binary", bin), ...(server ? serverFlags(deps) : [])];
-    const argv = [...head, ...args];
-    const display = [...head, ...shown];
-    try {
-      const result = await deps.run(argv, {
-        timeoutMs,
-        signal,
-        ...(stdin !== undefined ? { stdin } : {}),
-      });
-      return { ...result, argv: display };
-    } catch (err) {
-      if (isMuxError(err, "binary_not_found")) {
-        throw new MuxError("binary_not_found", err.message, {
-          argv: display,
-          cause: err,
-          hint: `Install tmux >= 3.0 (e.g. apt install tmux) or set tmux.bin to its path`,
-        });
-      }
-      throw err;
-    }
+    return await runCommand(deps, [...head, ...args], {
+      signal,
+      stdin,
+      shown: [...head, ...shown],
+      notFoundHint: `Install tmux >= 3.0 (e.g. apt install tmux) or set tmux.bin to its path`,
+    });
   };
 
   /** One tmux process: argv, or `source-file -` on stdin when a pane environment is passed. */

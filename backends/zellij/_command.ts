@@ -5,17 +5,18 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
-import type { RunResult } from "../../lib/exec.ts";
-import { describeArgv } from "../../lib/exec.ts";
+import {
+  type BackendDeps,
+  commandFailed,
+  type CommandRun,
+  runCommand,
+  runDetails,
+} from "../../lib/backend.ts";
+import { MuxError } from "../../lib/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
 /** A run of one zellij command, with the full argv for messages. */
-export interface ZellijRun extends RunResult {
-  /** The argv that ran. */
-  argv: readonly string[];
-}
+export type ZellijRun = CommandRun;
 
 /**
  * Tells a session problem from any other failure. Evidence (research §2.1, zellij
@@ -41,22 +42,17 @@ export function isSessionFailure(stderr: string): boolean {
  * @returns A `backend_unreachable` or `command_failed` error.
  */
 export function zellijError(action: string, run: ZellijRun): MuxError {
-  const stderr = run.stderr.trim();
-  const details = { argv: run.argv, exitCode: run.code, stderr };
-  if (run.code === 1 && isSessionFailure(stderr)) {
+  const details = runDetails(run);
+  if (run.code === 1 && isSessionFailure(details.stderr)) {
     // One line: the session list zellij prints on the following lines is kept, joined.
-    const text = stderr.replace(/\s*\n\s*/g, " ");
+    const text = details.stderr.replace(/\s*\n\s*/g, " ");
     return new MuxError("backend_unreachable", `Cannot ${action}: ${text}`, {
       ...details,
       hint:
         "Run inside zellij, or set zellij.session to a running session (`zellij list-sessions`)",
     });
   }
-  return new MuxError(
-    "command_failed",
-    `Cannot ${action}: ${describeArgv(run.argv)} exited ${run.code}: ${stderr}`,
-    details,
-  );
+  return commandFailed(action, run);
 }
 
 /** Runs zellij commands for one backend. */
@@ -86,22 +82,11 @@ export function createZellijCommand(deps: BackendDeps): ZellijCommand {
   const bin = deps.config.zellij.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
   const session = deps.config.zellij.session ?? layer?.session;
-  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<ZellijRun> => {
-    const argv = [validateTarget("zellij binary", bin), ...args];
-    try {
-      const result = await deps.run(argv, { timeoutMs: deps.config.command_timeout_ms, signal });
-      return { ...result, argv };
-    } catch (err) {
-      if (isMuxError(err, "binary_not_found")) {
-        throw new MuxError("binary_not_found", err.message, {
-          argv,
-          cause: err,
-          hint: "Install zellij >= 0.44.1 or set zellij.bin to its path",
-        });
-      }
-      throw err;
-    }
-  };
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<ZellijRun> =>
+    await runCommand(deps, [validateTarget("zellij binary", bin), ...args], {
+      signal,
+      notFoundHint: "Install zellij >= 0.44.1 or set zellij.bin to its path",
+    });
   const sessionFlags = () =>
     session === undefined ? [] : ["--session", validateTarget("zellij session", session)];
   const action = (args: readonly string[], signal?: AbortSignal) =>
