@@ -167,7 +167,7 @@ export function paneLife<K extends string>(
       const r = await closePane(backend, paneId, {
         graceMs: 250,
         clock,
-        ...(pid === undefined ? {} : { pid }),
+        pid,
         processes,
       });
       if (r.killed) tally.killed[key]++;

@@ -147,8 +147,8 @@ export async function runCleanup(
         graceMs: deps.graceMs,
         clock: deps.clock,
         processes: deps.processes,
-        ...(pid !== undefined ? { pid } : {}),
-        ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
+        pid,
+        pidStart: record?.pidStart,
       });
     if (info === null) {
       if (!options.dryRun && record) {

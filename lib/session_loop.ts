@@ -592,11 +592,7 @@ export class SessionLoop {
 
   /** The close options that let a close end a surviving program. */
   #programOptions(handle: PaneHandle | undefined) {
-    return {
-      processes: this.#deps.processes,
-      ...(handle?.pid !== undefined ? { pid: handle.pid } : {}),
-      ...(handle?.pidStart !== undefined ? { pidStart: handle.pidStart } : {}),
-    };
+    return { processes: this.#deps.processes, pid: handle?.pid, pidStart: handle?.pidStart };
   }
 
   async #close(id: string, paneId: string, reason: CloseReason): Promise<void> {

@@ -56,8 +56,8 @@ export const closeCommand: Command = {
       clock: deps.clock,
       processes: deps.processes,
       signal: deps.signal,
-      ...(record?.pid !== undefined ? { pid: record.pid } : {}),
-      ...(record?.pidStart !== undefined ? { pidStart: record.pidStart } : {}),
+      pid: record?.pid,
+      pidStart: record?.pidStart,
     });
     store.remove(backend.name, paneId);
     await backend.dispose?.();
