@@ -13,6 +13,7 @@ import semver from "semver";
 import {
   type Backend,
   type BackendDeps,
+  binaryChecks,
   type Capabilities,
   type Check,
   checkPaneId,
@@ -427,24 +428,15 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
   };
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
-    const checks: Check[] = [];
     const raw = await tmux.version(signal).catch((err) => err as Error);
-    if (raw instanceof Error) {
-      checks.push(failedCheck("tmux binary", raw));
-      for (const name of ["tmux version", "tmux server", "tmux anchor"]) {
-        checks.push({ name, status: "fail", detail: "not checked: no tmux binary" });
-      }
-      return checks;
-    }
-    if (raw.code !== 0) {
-      checks.push(failedCheck("tmux binary", tmuxError("read the tmux version", raw)));
-    } else {
-      checks.push({
-        name: "tmux binary",
-        status: "pass",
-        detail: `${tmux.bin}: ${raw.stdout.trim()}`,
-      });
-    }
+    const checks = binaryChecks(
+      "tmux",
+      tmux.bin,
+      raw,
+      (run) => tmuxError("read the tmux version", run),
+      ["tmux version", "tmux server", "tmux anchor"],
+    );
+    if (raw instanceof Error) return checks;
     try {
       checks.push({
         name: "tmux version",

@@ -24,6 +24,7 @@ import semver from "semver";
 import {
   type Backend,
   type BackendDeps,
+  binaryChecks,
   type Capabilities,
   type Check,
   checkPaneId,
@@ -308,24 +309,15 @@ export function createZellijBackend(deps: BackendDeps): Backend {
   };
 
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
-    const checks: Check[] = [];
     const raw = await zellij.version(signal).catch((err) => err as Error);
-    if (raw instanceof Error) {
-      checks.push(failedCheck("zellij binary", raw));
-      for (const name of ["zellij version", "zellij session", "zellij anchor"]) {
-        checks.push({ name, status: "fail", detail: "not checked: no zellij binary" });
-      }
-      return checks;
-    }
-    if (raw.code !== 0) {
-      checks.push(failedCheck("zellij binary", zellijError("read the zellij version", raw)));
-    } else {
-      checks.push({
-        name: "zellij binary",
-        status: "pass",
-        detail: `${zellij.bin}: ${raw.stdout.trim()}`,
-      });
-    }
+    const checks = binaryChecks(
+      "zellij",
+      zellij.bin,
+      raw,
+      (run) => zellijError("read the zellij version", run),
+      ["zellij version", "zellij session", "zellij anchor"],
+    );
+    if (raw instanceof Error) return checks;
     let versionOk = false;
     try {
       const v = gateVersion(raw.stdout, raw.argv);

@@ -149,6 +149,42 @@ export function failedCheck(name: string, err: unknown, hint?: string): Check {
   return { name, status: "fail", detail: e.message, ...(h ? { hint: h } : {}) };
 }
 
+/**
+ * The `<backend> binary` doctor check of a CLI backend from its `--version` run, or from what
+ * running it threw; when nothing ran, the checks that need the binary follow as not checked.
+ *
+ * @param backend The backend's name (`tmux`).
+ * @param bin The program, as the passing check names it.
+ * @param raw The `--version` run, or the error running it threw.
+ * @param failed The error of a run that exited non-zero.
+ * @param dependents The checks that cannot run without the binary.
+ * @returns The checks, the binary's first.
+ */
+export function binaryChecks(
+  backend: string,
+  bin: string,
+  raw: CommandRun | Error,
+  failed: (run: CommandRun) => MuxError,
+  dependents: readonly string[],
+): Check[] {
+  const name = `${backend} binary`;
+  if (raw instanceof Error) {
+    return [
+      failedCheck(name, raw),
+      ...dependents.map((d): Check => ({
+        name: d,
+        status: "fail",
+        detail: `not checked: no ${backend} binary`,
+      })),
+    ];
+  }
+  return [
+    raw.code !== 0
+      ? failedCheck(name, failed(raw))
+      : { name, status: "pass", detail: `${bin}: ${raw.stdout.trim()}` },
+  ];
+}
+
 /** One run of a backend's program, with its argv for messages. */
 export interface CommandRun extends RunResult {
   /** The argv that ran, as messages show it. */
