@@ -33,7 +33,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * @throws {MuxError} `invalid_argument` for a name that is not a shell variable name, or a value
  *   holding NUL.
  */
-export function credentialsFileText(env: Readonly<Record<string, string>>): string {
+function credentialsFileText(env: Readonly<Record<string, string>>): string {
   return Object.entries(env).map(([name, value]) => {
     if (!NAME.test(name) || value.includes("\0")) {
       throw new MuxError(

@@ -37,9 +37,6 @@ export const CMUX_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
 export const SOCKET_HINT =
   "Run muxbridge inside a cmux terminal (CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID set) with cmux running, or set cmux.socket_path";
 
-/** One run of cmux, with its argv for messages. */
-export type CmuxRun = CommandRun;
-
 /**
  * Builds the error for a failed cmux call from {@linkcode CMUX_ERROR_CODES}; an error without a
  * code that talks about the socket is `backend_unreachable`.
@@ -48,7 +45,7 @@ export type CmuxRun = CommandRun;
  * @param run The failed run.
  * @returns The error.
  */
-export function cmuxError(action: string, run: CmuxRun): MuxError {
+export function cmuxError(action: string, run: CommandRun): MuxError {
   const { code, message } = parseErrorLine(run.stderr);
   const details = runDetails(run);
   const mapped = code === null
@@ -94,7 +91,7 @@ export interface CmuxCommand {
    * @param args The command and its arguments.
    * @param json Whether to ask for `--json` output.
    */
-  run(args: readonly string[], json: boolean, signal?: AbortSignal): Promise<CmuxRun>;
+  run(args: readonly string[], json: boolean, signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout; a non-zero exit throws {@linkcode cmuxError}. */
   must(
     action: string,
@@ -103,7 +100,7 @@ export interface CmuxCommand {
     signal?: AbortSignal,
   ): Promise<string>;
   /** Runs `cmux <args…>` without the socket (`--version`, `<command> --help` work without one). */
-  bare(args: readonly string[], signal?: AbortSignal): Promise<CmuxRun>;
+  bare(args: readonly string[], signal?: AbortSignal): Promise<CommandRun>;
 }
 
 /**
@@ -126,7 +123,7 @@ export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
     }
     return validateTarget("cmux socket path", value);
   };
-  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CmuxRun> =>
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CommandRun> =>
     await runCommand(deps, [validateTarget("cmux binary", bin), ...args], {
       signal,
       notFoundHint: "Install cmux (the CLI ships in the cmux app) or set cmux.bin to its path",

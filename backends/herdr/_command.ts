@@ -18,9 +18,6 @@ import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
-/** A run of one herdr command, with the full argv for messages. */
-export type HerdrRun = CommandRun;
-
 /**
  * herdr's error codes muxbridge tells apart (herdr.md §9); every other code is
  * `command_failed`. The one place herdr codes become muxbridge codes.
@@ -70,7 +67,7 @@ export function apiError(
  * @returns A `pane_not_found`, `backend_unreachable`, `unsupported_version` or
  *   `command_failed` error.
  */
-export function herdrError(action: string, run: HerdrRun): MuxError {
+export function herdrError(action: string, run: CommandRun): MuxError {
   const details = runDetails(run);
   const api = run.code === 1 ? parseErrorLine(details.stderr) : null;
   if (api) return apiError(action, api, details);
@@ -89,9 +86,9 @@ export interface HerdrCommand {
    *
    * @throws {MuxError} `binary_not_found` when none exists.
    */
-  version(signal?: AbortSignal): Promise<HerdrRun>;
+  version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs `herdr [--session S] <args…>`; resolves for any exit code. */
-  run(args: readonly string[], signal?: AbortSignal): Promise<HerdrRun>;
+  run(args: readonly string[], signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode herdrError} on a non-zero exit. */
   must(action: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
 }
@@ -138,7 +135,7 @@ export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined):
       },
     );
 
-  const version = async (signal?: AbortSignal): Promise<HerdrRun> => {
+  const version = async (signal?: AbortSignal): Promise<CommandRun> => {
     let last: MuxError | undefined;
     for (const bin of resolved ? [resolved] : candidates) {
       try {

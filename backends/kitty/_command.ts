@@ -54,9 +54,6 @@ export function classifyKittyFailure(stderr: string): KittyFailure {
   return "other";
 }
 
-/** One run of a kitty program, with the argv for messages. */
-export type KittyRun = CommandRun;
-
 /**
  * Builds the error for a failed remote-control call.
  *
@@ -64,7 +61,7 @@ export type KittyRun = CommandRun;
  * @param run The failed run.
  * @returns A `pane_not_found`, `backend_unreachable`, `invalid_config` or `command_failed` error.
  */
-export function kittyError(action: string, run: KittyRun): MuxError {
+function kittyError(action: string, run: CommandRun): MuxError {
   // A Python traceback is long; its last line says what happened.
   const lines = run.stderr.trim().split("\n").filter((l) => l.trim() !== "");
   const last = lines.at(-1) ?? "";
@@ -108,7 +105,7 @@ export interface KittyCommand {
   /** Finds the program and reads its version, once (a failure is retried next time). */
   program(signal?: AbortSignal): Promise<KittyProgram>;
   /** Runs `<bin> @ --to <address> <args…>`; resolves for any exit code. */
-  rc(args: readonly string[], signal?: AbortSignal): Promise<KittyRun>;
+  rc(args: readonly string[], signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode kittyError} on a non-zero exit. */
   must(action: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
 }

@@ -165,9 +165,6 @@ export function classifyFailure(stderr: string): TmuxFailure {
   return "other";
 }
 
-/** A run of one tmux command line, with the full argv for messages. */
-export type TmuxRun = CommandRun;
-
 /**
  * Builds the error for a failed tmux command.
  *
@@ -175,7 +172,7 @@ export type TmuxRun = CommandRun;
  * @param run The failed run.
  * @returns A `pane_not_found`, `backend_unreachable`, `no_space` or `command_failed` error.
  */
-export function tmuxError(action: string, run: TmuxRun): MuxError {
+export function tmuxError(action: string, run: CommandRun): MuxError {
   const details = runDetails(run);
   const stderr = details.stderr;
   switch (classifyFailure(stderr)) {
@@ -209,7 +206,7 @@ export function tmuxError(action: string, run: TmuxRun): MuxError {
  * @returns The flags, each value validated.
  * @throws {MuxError} `invalid_argument` for an unsafe value.
  */
-export function serverFlags(deps: BackendDeps): string[] {
+function serverFlags(deps: BackendDeps): string[] {
   const { socket_path, socket_name } = deps.config.tmux;
   if (socket_path) return ["-S", validateTarget("tmux socket path", socket_path)];
   if (socket_name) return ["-L", validateTarget("tmux socket name", socket_name)];
@@ -225,9 +222,9 @@ export interface TmuxCommand {
   /** The binary. */
   readonly bin: string;
   /** Runs `tmux <server flags> <commands…>`; resolves for any exit code. */
-  run(commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun>;
+  run(commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun>;
   /** Runs `tmux -V` (no server flags: it needs no server). */
-  version(signal?: AbortSignal): Promise<TmuxRun>;
+  version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode tmuxError} on a non-zero exit. */
   must(action: string, commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<string>;
   /** How commands go now: `control` while a channel is connected, else `cli`. */
@@ -296,7 +293,7 @@ export function createTmuxCommand(
     signal?: AbortSignal,
     stdin?: string,
     shown: readonly string[] = args,
-  ): Promise<TmuxRun> => {
+  ): Promise<CommandRun> => {
     const head = [validateTarget("tmux binary", bin), ...(server ? serverFlags(deps) : [])];
     return await runCommand(deps, [...head, ...args], {
       signal,
@@ -307,7 +304,7 @@ export function createTmuxCommand(
   };
 
   /** One tmux process: argv, or `source-file -` on stdin when a pane environment is passed. */
-  const cli = (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun> => {
+  const cli = (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
     const shown = joinCommands(commands.map(redactArgs));
     if (carriesEnv(commands)) {
       return exec(["source-file", "-"], true, signal, `${commandLine(commands)}\n`, shown);
@@ -448,7 +445,7 @@ export function createTmuxCommand(
     return await connecting;
   };
 
-  const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<TmuxRun> => {
+  const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
     const shown = joinCommands(commands.map(redactArgs));
     if (commands.some((cmd) => OPENS.has(cmd[0]))) parked = false;
     if (commands.some((cmd) => ENDS_PANES.has(cmd[0]))) {

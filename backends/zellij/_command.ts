@@ -15,9 +15,6 @@ import {
 import { MuxError } from "../../lib/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
-/** A run of one zellij command, with the full argv for messages. */
-export type ZellijRun = CommandRun;
-
 /**
  * Tells a session problem from any other failure. Evidence (research §2.1, zellij
  * `commands.rs`): with no session running the CLI exits 1 with `There is no active session!`;
@@ -28,7 +25,7 @@ export type ZellijRun = CommandRun;
  * @param stderr zellij's stderr.
  * @returns Whether the session (the server) is what failed.
  */
-export function isSessionFailure(stderr: string): boolean {
+function isSessionFailure(stderr: string): boolean {
   return /There is no active session|Session '.*' not found|Please specify the session name|Timeout listing panes|No such file or directory|Connection refused/
     .test(stderr);
 }
@@ -41,7 +38,7 @@ export function isSessionFailure(stderr: string): boolean {
  * @param run The failed run.
  * @returns A `backend_unreachable` or `command_failed` error.
  */
-export function zellijError(action: string, run: ZellijRun): MuxError {
+export function zellijError(action: string, run: CommandRun): MuxError {
   const details = runDetails(run);
   if (run.code === 1 && isSessionFailure(details.stderr)) {
     // One line: the session list zellij prints on the following lines is kept, joined.
@@ -62,9 +59,9 @@ export interface ZellijCommand {
   /** The session muxbridge addresses, when known. */
   readonly session: string | undefined;
   /** Runs `zellij [--session S] action <args…>`; resolves for any exit code. */
-  action(args: readonly string[], signal?: AbortSignal): Promise<ZellijRun>;
+  action(args: readonly string[], signal?: AbortSignal): Promise<CommandRun>;
   /** Runs `zellij --version` (needs no session). */
-  version(signal?: AbortSignal): Promise<ZellijRun>;
+  version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs an action and returns stdout, throwing {@linkcode zellijError} on a non-zero exit. */
   must(what: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
 }
@@ -82,7 +79,7 @@ export function createZellijCommand(deps: BackendDeps): ZellijCommand {
   const bin = deps.config.zellij.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
   const session = deps.config.zellij.session ?? layer?.session;
-  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<ZellijRun> =>
+  const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CommandRun> =>
     await runCommand(deps, [validateTarget("zellij binary", bin), ...args], {
       signal,
       notFoundHint: "Install zellij >= 0.44.1 or set zellij.bin to its path",
