@@ -258,12 +258,16 @@ Deno.test({
 
       // ------------------------------------------------------------------ A: the real attach
       const openedA = await a.waitFor(isType("pane.opened", childA.id), 30_000);
-      const paneA = String(openedA.paneId);
+      let paneA = String(openedA.paneId);
       assert.match(a.stderr(), new RegExp(`${childA.id}: server knows the session after \\d+ ms`));
-      const attachPid = Number(
-        (await tmux.tmux(["display-message", "-p", "-t", paneA, "#{pane_pid}"])).trim(),
-      );
-      await until("the attach process", () => cmdline(attachPid)?.[1] === "attach");
+      const attachOf = async (pane: string) => {
+        const pid = Number(
+          (await tmux.tmux(["display-message", "-p", "-t", pane, "#{pane_pid}"])).trim(),
+        );
+        await until("the attach process", () => cmdline(pid)?.[1] === "attach");
+        return pid;
+      };
+      let attachPid = await attachOf(paneA);
       assert.deepEqual(cmdline(attachPid)?.slice(1), [
         "attach",
         s.url,
@@ -374,25 +378,50 @@ Deno.test({
 
       // A false idle signal while the child is busy: A's authenticated polls (and its final
       // recheck) see busy and cancel the close. A 401 there would close the pane, within
-      // idle_close_delay_ms + 2 x poll_interval_ms (4.5 s) of the signal.
+      // idle_close_delay_ms + 2 x poll_interval_ms (4.5 s) of the signal. So would a poll and a
+      // recheck that time out (the contract: idle closes even when the server does not answer),
+      // as the server did for over 2 s on a loaded CI machine. A close after a logged timeout
+      // and no refusal says the machine was too slow to tell, not that auth failed: the busy
+      // child's pane then reopens and the probe runs again, three times at most.
       await s.waitBusy(childA.id, true);
-      await a.send(events.idle(childA.id));
-      const falseIdleAt = performance.now();
-      await waitFor(clock, () => performance.now() - falseIdleAt > 5500, {
-        deadline: clock.now() + 7000,
-        maxIntervalMs: 100,
-      });
-      assert.ok(
-        !a.lines.some(isType("pane.closed", childA.id)),
-        `the false idle closed nothing\n${a.stderr().slice(-4000)}`,
-      );
+      let probes = 0;
+      for (;;) {
+        probes++;
+        const logFrom = a.stderr().length, linesFrom = a.lines.length;
+        const since = (l: Record<string, unknown>) => a.lines.indexOf(l) >= linesFrom;
+        await a.send(events.idle(childA.id));
+        const falseIdleAt = performance.now();
+        await waitFor(clock, () => performance.now() - falseIdleAt > 5500, {
+          deadline: clock.now() + 7000,
+          maxIntervalMs: 100,
+        });
+        // No request of A was refused (timeouts under load are another matter).
+        assert.ok(!/auth_failed|answered 40[13]/.test(a.stderr()), a.stderr());
+        if (!a.lines.some((l) => since(l) && isType("pane.closed", childA.id)(l))) break;
+        const log = a.stderr().slice(logFrom);
+        assert.ok(
+          probes < 3 && /no answer within/.test(log),
+          `the false idle closed the pane (probe ${probes})\n${log.slice(-4000)}`,
+        );
+        await until("the closed attach to end", () => !processes.alive(attachPid));
+        await a.send(events.status(childA.id, "busy"));
+        const reopened = await a.waitFor(
+          (l) => since(l) && isType("pane.opened", childA.id)(l),
+          30_000,
+        );
+        paneA = String(reopened.paneId);
+        attachPid = await attachOf(paneA);
+      }
       assert.ok(processes.alive(attachPid));
-      // No request of A was refused (timeouts under load are another matter).
-      assert.ok(!/auth_failed|answered 40[13]/.test(a.stderr()), a.stderr());
+      timings.falseIdleProbes = probes;
 
       // The real idle closes the pane, and `attach` with it.
+      const beforeRelease = a.lines.length;
       s.mock.release();
-      const closedA = await a.waitFor(isType("pane.closed", childA.id, "idle"), 60_000);
+      const closedA = await a.waitFor(
+        (l) => a.lines.indexOf(l) >= beforeRelease && isType("pane.closed", childA.id, "idle")(l),
+        60_000,
+      );
       assert.equal(closedA.paneId, paneA);
       await until("attach to end", () => !processes.alive(attachPid));
       mark("aPaneClosed");
