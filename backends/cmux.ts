@@ -15,7 +15,6 @@
  * @module
  */
 
-import semver from "semver";
 import {
   type Backend,
   type BackendDeps,
@@ -23,12 +22,14 @@ import {
   type Check,
   checkPaneId,
   failedCheck,
+  gateVersion,
   keepSuccess,
   type LayoutResult,
   type PaneInfo,
   type ProbeResult,
   type SpawnedPane,
   type SpawnRequest,
+  type VersionGate,
 } from "../lib/backend.ts";
 import { MuxError, toMuxError } from "../lib/errors.ts";
 import {
@@ -65,6 +66,14 @@ const CAPABILITIES: Capabilities = {
   // No place on a surface for muxbridge's marks (the title is the session's own).
   marks: false,
   focusSafe: true,
+};
+
+/** cmux's version gate (the oldest supported: {@linkcode CMUX_MIN_VERSION}). */
+const CMUX_GATE: VersionGate = {
+  program: "cmux",
+  min: CMUX_MIN_VERSION,
+  unreadableHint: "Check that cmux.bin names the cmux CLI",
+  tooOldHint: `Update the cmux app to ${CMUX_MIN_VERSION} or later`,
 };
 
 const IDENTITY_HINT =
@@ -151,21 +160,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const run = await cmux.bare(["--version"], signal);
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw cmuxError("read the cmux version", run);
-    const version = parseCmuxVersion(text);
-    if (version === null) {
-      throw new MuxError(
-        "unparseable_output",
-        `Cannot read the cmux version from ${JSON.stringify(text.slice(0, 100))}`,
-        { argv: run.argv, hint: "Check that cmux.bin names the cmux CLI" },
-      );
-    }
-    if (semver.lt(version, CMUX_MIN_VERSION)) {
-      throw new MuxError(
-        "unsupported_version",
-        `cmux ${version} is too old, need >= ${CMUX_MIN_VERSION}`,
-        { hint: `Update the cmux app to ${CMUX_MIN_VERSION} or later` },
-      );
-    }
+    const version = gateVersion(CMUX_GATE, text, parseCmuxVersion(text), { argv: run.argv });
     return { version, text };
   };
 

@@ -9,7 +9,6 @@
  * @module
  */
 
-import semver from "semver";
 import {
   type Backend,
   type BackendDeps,
@@ -18,12 +17,14 @@ import {
   type Check,
   checkPaneId,
   failedCheck,
+  gateVersion,
   type LayoutRequest,
   type LayoutResult,
   type PaneInfo,
   type ProbeResult,
   type SpawnedPane,
   type SpawnRequest,
+  type VersionGate,
 } from "../lib/backend.ts";
 import { isMuxError, MuxError } from "../lib/errors.ts";
 import { describeArgv } from "../lib/exec.ts";
@@ -136,29 +137,26 @@ function largest(panes: readonly PaneRow[]): PaneRow {
 /** Pane number of `%N`, for "most recent" (tmux never reuses a pane id, research §0). */
 const paneNumber = (id: string) => Number(id.slice(1));
 
+/** tmux's version gate (the oldest supported: {@linkcode TMUX_MIN_VERSION}). */
+const TMUX_GATE: VersionGate = {
+  program: "tmux",
+  min: TMUX_MIN_VERSION,
+  minShown: "3.0",
+  unreadableHint: "Check that tmux.bin names tmux",
+  tooOldHint: "Install tmux 3.0 or later, or point tmux.bin at a newer tmux",
+};
+
 /**
  * Parses `tmux -V` output and checks it against {@linkcode TMUX_MIN_VERSION}.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
-function gateVersion(stdout: string, argv: readonly string[]): string {
+function gateTmux(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  const version = parseTmuxVersion(text);
-  if (version === null) {
-    throw new MuxError(
-      "unparseable_output",
-      `Cannot read the tmux version from ${JSON.stringify(text.slice(0, 100))}`,
-      { argv, hint: "Check that tmux.bin names tmux" },
-    );
-  }
-  if (semver.lt(version, TMUX_MIN_VERSION)) {
-    throw new MuxError(
-      "unsupported_version",
-      `tmux ${text.replace(/^tmux\s+/, "")} is too old, need >= 3.0`,
-      { hint: "Install tmux 3.0 or later, or point tmux.bin at a newer tmux" },
-    );
-  }
-  return version;
+  return gateVersion(TMUX_GATE, text, parseTmuxVersion(text), {
+    argv,
+    shown: text.replace(/^tmux\s+/, ""),
+  });
 }
 
 /**
@@ -413,7 +411,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
   const clientVersion = async (signal?: AbortSignal): Promise<string> => {
     const result = await tmux.version(signal);
     if (result.code !== 0) throw tmuxError("read the tmux version", result);
-    return gateVersion(result.stdout, result.argv);
+    return gateTmux(result.stdout, result.argv);
   };
 
   /** The server's own version; fails `backend_unreachable` when no server answers. */
@@ -441,7 +439,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       checks.push({
         name: "tmux version",
         status: "pass",
-        detail: `${gateVersion(raw.stdout, raw.argv)} >= 3.0`,
+        detail: `${gateTmux(raw.stdout, raw.argv)} >= 3.0`,
       });
     } catch (err) {
       // A version text muxbridge cannot read may still be a usable (custom) build.

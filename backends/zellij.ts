@@ -29,6 +29,7 @@ import {
   type Check,
   checkPaneId,
   failedCheck,
+  gateVersion,
   keepSuccess,
   type LayoutRequest,
   type LayoutResult,
@@ -36,6 +37,7 @@ import {
   type ProbeResult,
   type SpawnedPane,
   type SpawnRequest,
+  type VersionGate,
 } from "../lib/backend.ts";
 import { MuxError } from "../lib/errors.ts";
 import { describeArgv } from "../lib/exec.ts";
@@ -83,33 +85,25 @@ function programArgv(argv: readonly string[]): string[] {
 }
 
 /**
+ * zellij's version gate. Never fall back to focus-based actions: before 0.44 `close-pane` closes
+ * the focused pane, whatever pane the caller meant (research §2.6).
+ */
+const ZELLIJ_GATE: VersionGate = {
+  program: "zellij",
+  min: ZELLIJ_MIN_VERSION,
+  unreadableHint: "Check that zellij.bin names zellij",
+  tooOldHint:
+    `Upgrade zellij to ${ZELLIJ_MIN_VERSION} or later: older versions cannot address a pane by id`,
+};
+
+/**
  * Parses and gates `zellij --version`.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
-function gateVersion(stdout: string, argv: readonly string[]): string {
+function gateZellij(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  const version = parseZellijVersion(text);
-  if (version === null) {
-    throw new MuxError(
-      "unparseable_output",
-      `Cannot read the zellij version from ${JSON.stringify(text.slice(0, 100))}`,
-      { argv, hint: "Check that zellij.bin names zellij" },
-    );
-  }
-  if (semver.lt(version, ZELLIJ_MIN_VERSION)) {
-    // Never fall back to focus-based actions: before 0.44 `close-pane` closes the focused pane,
-    // whatever pane the caller meant (research §2.6).
-    throw new MuxError(
-      "unsupported_version",
-      `zellij ${version} is too old, need >= ${ZELLIJ_MIN_VERSION}`,
-      {
-        hint:
-          `Upgrade zellij to ${ZELLIJ_MIN_VERSION} or later: older versions cannot address a pane by id`,
-      },
-    );
-  }
-  return version;
+  return gateVersion(ZELLIJ_GATE, text, parseZellijVersion(text), { argv });
 }
 
 /** What to do when the pane muxbridge runs in is not in the session's list. */
@@ -148,7 +142,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
   const version = keepSuccess(async (signal?: AbortSignal): Promise<string> => {
     const result = await zellij.version(signal);
     if (result.code !== 0) throw zellijError("read the zellij version", result);
-    const v = gateVersion(result.stdout, result.argv);
+    const v = gateZellij(result.stdout, result.argv);
     capabilities.focusSafe = semver.gte(v, NO_FOCUS_VERSION);
     return v;
   });
@@ -320,7 +314,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     if (raw instanceof Error) return checks;
     let versionOk = false;
     try {
-      const v = gateVersion(raw.stdout, raw.argv);
+      const v = gateZellij(raw.stdout, raw.argv);
       versionOk = true;
       const focus = semver.gte(v, NO_FOCUS_VERSION)
         ? "new panes keep the user's focus"

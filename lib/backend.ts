@@ -14,6 +14,7 @@
  * @module
  */
 
+import semver from "semver";
 import type { ChannelOpener } from "./channel.ts";
 import type { Clock } from "./clock.ts";
 import { isMuxError, MuxError, toMuxError } from "./errors.ts";
@@ -295,6 +296,61 @@ export function checkPaneId(paneId: string, form: RegExp, hint: string): string 
     });
   }
   return paneId;
+}
+
+/** A backend's version gate: the oldest version it supports and how to say so. */
+export interface VersionGate {
+  /** The program, as messages name it: `tmux`. */
+  readonly program: string;
+  /** The oldest supported version (semver). */
+  readonly min: string;
+  /** The oldest version as messages show it, when not as `min`: `3.0`. */
+  readonly minShown?: string;
+  /** What to do when the version text holds no version. */
+  readonly unreadableHint: string;
+  /** What to do when the version is too old. */
+  readonly tooOldHint: string;
+}
+
+/**
+ * Gates a version a backend read: none in the text is `unparseable_output`, one older than the
+ * gate's minimum is `unsupported_version` (semver order: a preview sorts before its release).
+ *
+ * @param gate The backend's gate.
+ * @param text What the program printed (trimmed), for the message.
+ * @param version The semver read from it, or `null` when there was none.
+ * @param options `argv` that printed it; `shown`, the version as messages show it.
+ * @returns The version.
+ * @throws {MuxError} `unparseable_output`, `unsupported_version`.
+ *
+ * @example
+ * ```ts ignore
+ * gateVersion(TMUX_GATE, "tmux 3.3a", "3.3.0"); // "3.3.0"
+ * ```
+ */
+export function gateVersion(
+  gate: VersionGate,
+  text: string,
+  version: string | null,
+  options: { argv?: readonly string[]; shown?: string } = {},
+): string {
+  if (version === null) {
+    throw new MuxError(
+      "unparseable_output",
+      `Cannot read the ${gate.program} version from ${JSON.stringify(text.slice(0, 100))}`,
+      { argv: options.argv, hint: gate.unreadableHint },
+    );
+  }
+  if (semver.lt(version, gate.min)) {
+    throw new MuxError(
+      "unsupported_version",
+      `${gate.program} ${options.shown ?? version} is too old, need >= ${
+        gate.minShown ?? gate.min
+      }`,
+      { hint: gate.tooOldHint },
+    );
+  }
+  return version;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The mechanisms every backend stands on (`lib/backend.ts`): one program run, the fallback error,
- * the pane-id check, the kept one-time step and the binary doctor check.
+ * the pane-id check, the version gate, the kept one-time step and the binary doctor check.
  */
 
 import assert from "node:assert/strict";
@@ -10,6 +10,7 @@ import {
   checkPaneId,
   commandFailed,
   type CommandRun,
+  gateVersion,
   keepSuccess,
   runCommand,
 } from "../lib/backend.ts";
@@ -98,4 +99,37 @@ Deno.test("binaryChecks() passes with the version text, fails on a non-zero exit
     { name: "mux version", status: "fail", detail: "not checked: no mux binary" },
     { name: "mux server", status: "fail", detail: "not checked: no mux binary" },
   ]);
+});
+
+Deno.test("gateVersion() returns the version, refuses none as unparseable and an old one or a preview of the minimum as unsupported", () => {
+  const gate = {
+    program: "mux",
+    min: "1.2.0",
+    minShown: "1.2",
+    unreadableHint: "check mux.bin",
+    tooOldHint: "upgrade mux",
+  };
+  assert.equal(gateVersion(gate, "mux 1.2.0", "1.2.0"), "1.2.0");
+  const none = (() => {
+    try {
+      return gateVersion(gate, "no version here", null, { argv: ["mux", "-V"] });
+    } catch (err) {
+      return err;
+    }
+  })();
+  assert.ok(isMuxError(none, "unparseable_output"));
+  assert.equal(none.message, 'Cannot read the mux version from "no version here"');
+  assert.deepEqual([none.argv, none.hint], [["mux", "-V"], "check mux.bin"]);
+  for (
+    const [version, shown, message] of [
+      ["1.1.9", undefined, "mux 1.1.9 is too old, need >= 1.2"],
+      ["1.2.0-preview.1", "1.2-pre", "mux 1.2-pre is too old, need >= 1.2"],
+    ] as const
+  ) {
+    assert.throws(
+      () => gateVersion(gate, `mux ${version}`, version, { shown }),
+      (e) =>
+        isMuxError(e, "unsupported_version") && e.message === message && e.hint === "upgrade mux",
+    );
+  }
 });

@@ -28,7 +28,7 @@
  */
 
 import type { z } from "zod";
-import { type BackendDeps, keepSuccess } from "../../lib/backend.ts";
+import { type BackendDeps, gateVersion, keepSuccess } from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
@@ -48,7 +48,7 @@ import {
   type SocketReply,
   type UnixRequester,
 } from "./_socket.ts";
-import { gateVersion, HERDR_PROTOCOLS } from "./_version.ts";
+import { HERDR_GATE, HERDR_PROTOCOLS } from "./_version.ts";
 
 /** A pane as muxbridge reads it. */
 export type HerdrPane = z.infer<typeof PaneResultSchema>["result"]["pane"];
@@ -163,15 +163,7 @@ export function createHerdrApi(
     const result = await cli.version(signal);
     if (result.code !== 0) throw herdrError("read the herdr version", result);
     const text = result.stdout.trim();
-    const version = parseHerdrVersion(text);
-    if (version === null) {
-      throw new MuxError(
-        "unparseable_output",
-        `Cannot read the herdr version from ${JSON.stringify(text.slice(0, 100))}`,
-        { argv: result.argv, hint: "Check that herdr.bin names herdr" },
-      );
-    }
-    return gateVersion(version);
+    return gateVersion(HERDR_GATE, text, parseHerdrVersion(text), { argv: result.argv });
   });
 
   const viaCli = (why: string): TransportState => {
@@ -247,7 +239,7 @@ export function createHerdrApi(
           );
         } else if (pong.protocol < HERDR_PROTOCOLS.min || pong.protocol > HERDR_PROTOCOLS.max) {
           // The server's own version decides first: an old server is refused either way.
-          gateVersion(version);
+          gateVersion(HERDR_GATE, version, version);
           const why =
             `${path} speaks protocol ${pong.protocol}; muxbridge's socket client speaks ${HERDR_PROTOCOLS.min}–${HERDR_PROTOCOLS.max}`;
           if (forced) {
@@ -257,7 +249,7 @@ export function createHerdrApi(
           }
           return viaCli(why);
         } else {
-          socketVersion = gateVersion(version);
+          socketVersion = gateVersion(HERDR_GATE, version, version);
           socket = client;
           return {
             transport: "socket",

@@ -4,8 +4,7 @@
  * @module
  */
 
-import semver from "semver";
-import { MuxError } from "../../lib/errors.ts";
+import type { VersionGate } from "../../lib/backend.ts";
 
 /** The oldest herdr muxbridge supports (see `backends/herdr.ts`). */
 export const HERDR_MIN_VERSION = "0.8.2";
@@ -19,20 +18,10 @@ export const HERDR_MIN_VERSION = "0.8.2";
  */
 export const HERDR_PROTOCOLS = { min: 20, max: 22 } as const;
 
-/**
- * Gates a herdr version at {@linkcode HERDR_MIN_VERSION}: previews sort before their release.
- *
- * @param version The semver text (from `herdr --version` or the server's `ping`).
- * @returns The version.
- * @throws {MuxError} `unsupported_version`.
- */
-export function gateVersion(version: string): string {
-  if (semver.lt(version, HERDR_MIN_VERSION)) {
-    throw new MuxError(
-      "unsupported_version",
-      `herdr ${version} is too old, need >= ${HERDR_MIN_VERSION}`,
-      { hint: `Upgrade herdr to ${HERDR_MIN_VERSION} or later (a release, not a preview)` },
-    );
-  }
-  return version;
-}
+/** herdr's version gate: previews sort before their release. */
+export const HERDR_GATE: VersionGate = {
+  program: "herdr",
+  min: HERDR_MIN_VERSION,
+  unreadableHint: "Check that herdr.bin names herdr",
+  tooOldHint: `Upgrade herdr to ${HERDR_MIN_VERSION} or later (a release, not a preview)`,
+};

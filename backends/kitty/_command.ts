@@ -5,14 +5,15 @@
  * @module
  */
 
-import semver from "semver";
 import {
   type BackendDeps,
   commandFailed,
   type CommandRun,
+  gateVersion,
   keepSuccess,
   runCommand,
   runDetails,
+  type VersionGate,
 } from "../../lib/backend.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
@@ -112,6 +113,15 @@ export interface KittyCommand {
 
 const ADDRESS = /^(unix|tcp|tcp6|fd):./;
 
+/** kitty's version gate (the oldest supported: {@linkcode KITTY_MIN_VERSION}). */
+const KITTY_GATE: VersionGate = {
+  program: "kitty",
+  min: KITTY_MIN_VERSION,
+  minShown: KITTY_MIN_VERSION.replace(/\.0$/, ""),
+  unreadableHint: "Check that kitty.bin names kitty or kitten",
+  tooOldHint: "Install kitty 0.26 or later, or point kitty.bin at a newer kitten or kitty",
+};
+
 /**
  * Creates the command runner of a kitty backend.
  *
@@ -151,21 +161,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     });
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw kittyError("read the kitty version", run);
-    const version = parseKittyVersion(text);
-    if (version === null) {
-      throw new MuxError(
-        "unparseable_output",
-        `Cannot read the kitty version from ${JSON.stringify(text.slice(0, 100))}`,
-        { argv: run.argv, hint: "Check that kitty.bin names kitty or kitten" },
-      );
-    }
-    if (semver.lt(version, KITTY_MIN_VERSION)) {
-      throw new MuxError(
-        "unsupported_version",
-        `kitty ${version} is too old, need >= ${KITTY_MIN_VERSION.replace(/\.0$/, "")}`,
-        { hint: "Install kitty 0.26 or later, or point kitty.bin at a newer kitten or kitty" },
-      );
-    }
+    const version = gateVersion(KITTY_GATE, text, parseKittyVersion(text), { argv: run.argv });
     return { bin, version, versionText: text };
   };
 
