@@ -15,6 +15,7 @@
 import { createRealClock, waitFor } from "../lib/clock.ts";
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { serveFakeOpencode } from "../tests/helpers/fake_opencode_server.ts";
+import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, sampleProc, table, writeScript } from "./_harness.ts";
 
@@ -51,23 +52,13 @@ async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
     const program = await writeScript(`${dir}/attach`, "exec sleep 100000");
-    const config = `${dir}/config.json`;
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({
-        backend: "tmux",
-        tmux: { socket_name: server.socketName, target: server.anchorPane, control_mode: control },
-        opencode_bin: program,
-        log_level: "warn",
-      }),
-    );
-    const state = `${dir}/state`;
-    const bridge = startBridge(["--url", oc.url, "--dir", dir], {
-      ...server.env,
-      MUXBRIDGE_CONFIG: config,
-      MUXBRIDGE_STATE_DIR: state,
-      XDG_CONFIG_HOME: `${dir}/xdg`,
+    const env = await tmuxBridgeEnv(server, dir, {
+      tmux: { control_mode: control },
+      opencode_bin: program,
+      log_level: "warn",
     });
+    const state = env.MUXBRIDGE_STATE_DIR;
+    const bridge = startBridge(["--url", oc.url, "--dir", dir], env);
     try {
       await bridge.waitFor((l) => l.type === "ready", 30_000);
       const ids = Array.from({ length: n }, (_, i) => `ses_burst${i}`);

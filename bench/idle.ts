@@ -14,6 +14,7 @@
  */
 
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
+import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import {
   DENO,
@@ -64,19 +65,10 @@ async function bridgeIdle(seconds: number): Promise<Idle> {
   try {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
-    await Deno.writeTextFile(
-      `${dir}/config.json`,
-      JSON.stringify({
-        backend: "tmux",
-        tmux: { socket_name: server.socketName, target: server.anchorPane },
-      }),
+    const bridge = startBridge(
+      ["--url", "http://127.0.0.1:4096", "--dir", dir],
+      await tmuxBridgeEnv(server, dir),
     );
-    const bridge = startBridge(["--url", "http://127.0.0.1:4096", "--dir", dir], {
-      ...server.env,
-      MUXBRIDGE_CONFIG: `${dir}/config.json`,
-      MUXBRIDGE_STATE_DIR: `${dir}/state`,
-      XDG_CONFIG_HOME: `${dir}/xdg`,
-    });
     try {
       await bridge.waitFor((l) => l.type === "ready", 30_000);
       await bridge.send({ type: "bridge.ping", id: 1 });

@@ -61,7 +61,7 @@ async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
     await Deno.copyFile(FAULTY, bin);
     await Deno.chmod(bin, 0o755);
     return {
-      tmux: { bin, socket_name: server.socketName, target: server.anchorPane },
+      tmux: { bin },
       opencode_bin: await writeStandIn(dir),
       command_timeout_ms: 1000,
       close_grace_ms: 200,

@@ -16,6 +16,7 @@ import { cleanTitle, SESSION_ID } from "../lib/validate.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { createRandom, hostileString } from "./helpers/hostile.ts";
+import { tmuxBridgeEnv } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 
@@ -55,16 +56,11 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
     const standIn = await writeStandIn(dir);
     const base = `${server.dir}/dirs`;
     await Deno.mkdir(base);
-    await Deno.writeTextFile(
-      `${dir}/config.json`,
-      JSON.stringify({
-        backend: "tmux",
-        tmux: { socket_name: server.socketName, target: server.anchorPane },
-        opencode_bin: standIn,
-        idle_close_delay_ms: 60_000,
-        min_pane_lifetime_ms: 60_000,
-      }),
-    );
+    const env = await tmuxBridgeEnv(server, dir, {
+      opencode_bin: standIn,
+      idle_close_delay_ms: 60_000,
+      min_pane_lifetime_ms: 60_000,
+    });
     const cases: Case[] = [];
     for (let i = 0; i < n; i++) {
       const roll = r.next();
@@ -103,12 +99,7 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
     }
     // A pane of "the user's" on which a title tmux refuses can be told apart from one lost.
     const scratch = await server.userPane();
-    const bridge = startBridge(["--url", oc.url, "--dir", dir], {
-      ...server.env,
-      MUXBRIDGE_CONFIG: `${dir}/config.json`,
-      MUXBRIDGE_STATE_DIR: `${dir}/state`,
-      XDG_CONFIG_HOME: `${dir}/xdg`,
-    });
+    const bridge = startBridge(["--url", oc.url, "--dir", dir], env);
     try {
       await bridge.waitFor((l) => l.type === "ready", 30_000);
       await bridge.sendRaw(`${lines.join("\n")}\n`);

@@ -47,26 +47,48 @@ export async function realLife(
       throw err;
     })
     : config;
+  const env = await tmuxBridgeEnv(server, dir, {
+    idle_close_delay_ms: 200,
+    min_pane_lifetime_ms: 200,
+    close_grace_ms: 200,
+    poll_interval_ms: 250,
+    ...keys,
+  });
+  return { server, dir, env, close: () => server.close() };
+}
+
+/**
+ * Writes `dir/config.json` for a bridge on a private tmux server (`tmux` keys are merged over the
+ * server's socket and anchor) and returns the environment that points the bridge and the CLI at
+ * it: that config, the state directory `dir/state` and a private XDG config home, so nothing of
+ * the user's is read or written.
+ *
+ * @param server The private tmux server.
+ * @param dir The bridge's directory.
+ * @param keys Config keys over `backend: "tmux"` and the server's socket and anchor.
+ * @returns The environment.
+ */
+export async function tmuxBridgeEnv(
+  server: TmuxServer,
+  dir: string,
+  keys: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
+  const { tmux, ...rest } = keys as { tmux?: Record<string, unknown> };
   const configPath = `${dir}/config.json`;
   await Deno.writeTextFile(
     configPath,
     JSON.stringify({
       backend: "tmux",
-      tmux: { socket_name: server.socketName, target: server.anchorPane },
-      idle_close_delay_ms: 200,
-      min_pane_lifetime_ms: 200,
-      close_grace_ms: 200,
-      poll_interval_ms: 250,
-      ...keys,
+      tmux: { socket_name: server.socketName, target: server.anchorPane, ...tmux },
+      ...rest,
     }),
   );
-  const env = {
+  return {
     ...server.env,
     MUXBRIDGE_CONFIG: configPath,
     MUXBRIDGE_STATE_DIR: `${dir}/state`,
     XDG_CONFIG_HOME: `${dir}/xdg`,
   };
-  return { server, dir, env, close: () => server.close() };
 }
 
 /**
