@@ -54,7 +54,7 @@ async function realTmux(): Promise<string> {
 
 async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
   let faults = "", bin = "";
-  const life = await realLife(async (dir, server) => {
+  const life = await realLife(async (dir) => {
     faults = `${dir}/faults`;
     await Deno.writeTextFile(faults, "");
     bin = `${dir}/tmux`;
