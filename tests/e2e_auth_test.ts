@@ -44,6 +44,7 @@ import { cmdline, opencodeBin, startOpencodeServer } from "./helpers/opencode_se
 import { isType } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
+import { until as waitUntil } from "./helpers/until.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -90,16 +91,13 @@ function scanTree(needles: readonly string[], dir: string): number {
   return files;
 }
 
-/** Bounded wait on a condition; fails with `what` and some context. */
-async function until(
+/** The shared bounded wait ({@linkcode waitUntil}) at this test's pace: a minute by default. */
+const until = (
   what: string,
   cond: () => boolean | Promise<boolean>,
-  context: () => string = () => "",
+  context?: () => string,
   ms = 60_000,
-): Promise<void> {
-  const ok = await waitFor(clock, cond, { deadline: clock.now() + ms, maxIntervalMs: 50 });
-  assert.ok(ok, `timed out (${ms} ms) waiting for ${what}\n${context()}`);
-}
+) => waitUntil(what, cond, { ms, maxIntervalMs: 50, context });
 
 Deno.test({
   name:

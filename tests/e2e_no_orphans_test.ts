@@ -12,7 +12,8 @@
 import assert from "node:assert/strict";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
-import { clock, isType, livePanes, realLife, runCli, until } from "./helpers/real_life.ts";
+import { clock, isType, livePanes, realLife, runCli } from "./helpers/real_life.ts";
+import { until } from "./helpers/until.ts";
 import {
   killStandIns,
   stubbornLaunches,

@@ -23,6 +23,7 @@ import {
   startOpencodeServer,
 } from "./helpers/opencode_server.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
+import { until as waitUntil } from "./helpers/until.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -30,16 +31,13 @@ const PLUGIN = new URL("../plugin/muxbridge.ts", import.meta.url);
 const ignore = opencodeBin() === null;
 if (ignore) console.error("e2e_plugin_test: skipped, opencode-ai is not installed (npm install)");
 
-/** Bounded wait on a condition; fails with `what` and some context. */
-async function until(
+/** The shared bounded wait ({@linkcode waitUntil}) at this test's pace: a minute by default. */
+const until = (
   what: string,
   cond: () => boolean | Promise<boolean>,
-  context: () => string = () => "",
+  context?: () => string,
   ms = 60_000,
-): Promise<void> {
-  const ok = await waitFor(clock, cond, { deadline: clock.now() + ms, maxIntervalMs: 100 });
-  assert.ok(ok, `timed out (${ms} ms) waiting for ${what}\n${context()}`);
-}
+) => waitUntil(what, cond, { ms, maxIntervalMs: 100, context });
 
 function readText(path: string): string {
   try {

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { events, startBridge } from "./helpers/bridge_process.ts";
-import { isType, livePanes, realLife, runCli, until } from "./helpers/real_life.ts";
+import { isType, livePanes, realLife, runCli } from "./helpers/real_life.ts";
+import { until } from "./helpers/until.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 

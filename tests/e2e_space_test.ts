@@ -14,7 +14,8 @@
 
 import assert from "node:assert/strict";
 import { events, startBridge } from "./helpers/bridge_process.ts";
-import { clock, isType, livePanes, realLife, until } from "./helpers/real_life.ts";
+import { clock, isType, livePanes, realLife } from "./helpers/real_life.ts";
+import { until } from "./helpers/until.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { type LayoutChange, observeLayouts } from "./helpers/tmux_observer.ts";
@@ -56,7 +57,7 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
       await until(
         `${N} panes to open`,
         () => bridge.lines.filter(isType("pane.opened")).length >= N,
-        30_000,
+        { ms: 30_000 },
       );
       openMs = clock.now() - sentAt;
       opened = bridge.lines.filter(isType("pane.opened"));
@@ -88,7 +89,7 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
       await until(
         `${N - 1} panes to close`,
         () => bridge.lines.filter(isType("pane.closed")).length >= N - 1,
-        30_000,
+        { ms: 30_000 },
       );
       await bridge.send(events.deleted(firstSession, P, s.dir));
       await bridge.waitFor(isType("pane.closed", firstSession));

@@ -11,7 +11,7 @@ import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
 import type { Runner } from "../../lib/exec.ts";
@@ -23,8 +23,11 @@ import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { kittyMissing, type KittyServer, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { until } from "../helpers/until.ts";
 
 const clock = createRealClock();
+/** kitty under Xvfb on a loaded machine is slow to start programs and close windows. */
+const KITTY_WAIT = { ms: 15_000, maxIntervalMs: 50 };
 const ADDR = "unix:/tmp/kitty-test.sock";
 const LS_0265 = Deno.readTextFileSync(
   new URL("../testdata/kitty/ls_0.26.5.json", import.meta.url),
@@ -602,13 +605,8 @@ async function firstLaunch(dir: string): Promise<Launch> {
   await until("the program to start", async () => {
     found = (await recordedLaunches(dir))[0];
     return found !== undefined;
-  });
+  }, KITTY_WAIT);
   return found as unknown as Launch;
-}
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, ms = 15_000) {
-  const ok = await waitFor(clock, condition, { deadline: clock.now() + ms, maxIntervalMs: 50 });
-  assert.ok(ok, `timed out waiting for ${what}`);
 }
 
 live(
@@ -653,7 +651,11 @@ live(
     assert.deepEqual(launch.argv, argv.slice(1));
     assert.equal(launch.cwd, cwd);
     assert.equal(launch.password, password);
-    await until("the title", async () => (await backend.inspect(paneId))?.title === "current");
+    await until(
+      "the title",
+      async () => (await backend.inspect(paneId))?.title === "current",
+      KITTY_WAIT,
+    );
   },
 );
 
@@ -671,7 +673,7 @@ live("kill() returns only once kitty no longer lists the window", async (server,
   assert.ok(pid);
   await backend.kill(paneId);
   assert.ok(!(await server.windowIds()).includes(paneId));
-  await until("sleep to end", () => !createProcesses().alive(pid));
+  await until("sleep to end", () => !createProcesses().alive(pid), KITTY_WAIT);
   await assertMuxError(backend.kill(paneId), "pane_not_found");
 });
 
@@ -696,7 +698,11 @@ live(
     assert.equal(blocked.applied, false);
     assert.match(blocked.detail, new RegExp(`user windows in tab \\d+ \\(${user}\\)`));
     await server.rc(["close-window", `--match=id:${user}`]);
-    await until("the user window to close", async () => !(await server.windowIds()).includes(user));
+    await until(
+      "the user window to close",
+      async () => !(await server.windowIds()).includes(user),
+      KITTY_WAIT,
+    );
     await server.rc(["goto-layout", "fat"]);
     const applied = await backend.applyLayout({
       layout: "main-vertical",

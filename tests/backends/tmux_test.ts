@@ -16,7 +16,7 @@ import {
   parseTmuxVersion,
 } from "../../backends/tmux/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/clock.ts";
 import { closePane } from "../../lib/close_pane.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { isMuxError, MuxError } from "../../lib/errors.ts";
@@ -34,6 +34,7 @@ import {
   type TmuxServer,
   type TmuxServerOptions,
 } from "../helpers/tmux_server.ts";
+import { until } from "../helpers/until.ts";
 
 const clock = createRealClock();
 
@@ -69,12 +70,6 @@ async function withServer(
   } finally {
     await server.close();
   }
-}
-
-/** Waits for a condition (real clock, bounded); fails the test when it never holds. */
-async function until(what: string, condition: () => boolean | Promise<boolean>, ms = 3000) {
-  const ok = await waitFor(clock, condition, { deadline: clock.now() + ms, maxIntervalMs: 25 });
-  assert.ok(ok, `timed out waiting for ${what}`);
 }
 
 async function rows(server: TmuxServer, ...scope: string[]): Promise<PaneRow[]> {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/clock.ts";
 import { type CliRun, runCli as runCliProcess } from "./cli_process.ts";
 import { startTmuxServer, type TmuxServer, type TmuxServerOptions } from "./tmux_server.ts";
 
@@ -133,19 +133,3 @@ export const isType =
   (type: string, sessionID?: string, reason?: string) => (l: Record<string, unknown>) =>
     l.type === type && (sessionID === undefined || l.sessionID === sessionID) &&
     (reason === undefined || l.reason === reason);
-
-/**
- * Waits for a condition on real processes, bounded; throws with `what` when it never holds.
- *
- * @returns How long it took, in ms.
- */
-export async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  ms = 5000,
-): Promise<number> {
-  const started = clock.now();
-  const ok = await waitFor(clock, condition, { deadline: started + ms, maxIntervalMs: 10 });
-  if (!ok) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-  return clock.now() - started;
-}
