@@ -11,7 +11,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { cut, MuxError } from "../../lib/errors.ts";
+import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
 
 /**
  * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on
@@ -166,15 +166,9 @@ export interface CmuxWorkspace {
  * @throws {MuxError} `unparseable_output`.
  */
 export function parseTree(stdout: string): CmuxWorkspace[] {
-  let data: unknown;
-  try {
-    data = JSON.parse(stdout);
-  } catch {
-    throw unparseable("tree", stdout);
-  }
-  const parsed = TreeSchema.safeParse(data);
-  if (!parsed.success) throw unparseable("tree", stdout);
-  return parsed.data.windows.flatMap((win) =>
+  const tree = parseJson(TreeSchema, stdout);
+  if (tree === undefined) throw unparseable("tree", stdout);
+  return tree.windows.flatMap((win) =>
     win.workspaces.map((ws) => ({
       id: ws.id,
       surfaces: ws.panes.flatMap((p) =>
@@ -212,10 +206,4 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function unparseable(what: string, raw: string): MuxError {
-  return new MuxError(
-    "unparseable_output",
-    `Cannot read cmux's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
-    { hint: "Report this with `cmux --version` and the output shown" },
-  );
-}
+const unparseable = (what: string, raw: string) => unparseableOutput("cmux", what, raw);

@@ -11,7 +11,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { cut, MuxError } from "../../lib/errors.ts";
+import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
 
 /**
  * Turns `herdr --version` output into semver: `herdr 0.9.1` → `0.9.1`; a preview build keeps its
@@ -82,15 +82,9 @@ export const WireReplySchema = z.union([
  * @throws {MuxError} `unparseable_output` with the raw text cut short.
  */
 export function parseResult<T>(stdout: string, schema: z.ZodType<T>, what: string): T {
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout.trim());
-  } catch {
-    throw unparseable(what, stdout);
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) throw unparseable(what, stdout);
-  return parsed.data;
+  const parsed = parseJson(schema, stdout.trim());
+  if (parsed === undefined) throw unparseable(what, stdout);
+  return parsed;
 }
 
 const ErrorLineSchema = z.object({
@@ -125,10 +119,4 @@ export function parseErrorLine(stderr: string): HerdrApiError | null {
   return null;
 }
 
-function unparseable(what: string, raw: string): MuxError {
-  return new MuxError(
-    "unparseable_output",
-    `Cannot read herdr's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
-    { hint: "Report this with `herdr --version` and the output shown" },
-  );
-}
+const unparseable = (what: string, raw: string) => unparseableOutput("herdr", what, raw);

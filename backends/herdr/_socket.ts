@@ -16,6 +16,7 @@
 
 import type { BackendDeps } from "../../lib/backend.ts";
 import { cut } from "../../lib/errors.ts";
+import { parseJson } from "../../lib/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/unix_request.ts";
 import type { HerdrApiError } from "./_parse.ts";
@@ -134,15 +135,8 @@ export function createHerdrSocket(
         sent: true,
         detail: `unexpected answer ${JSON.stringify(cut(reply.line, 256))}`,
       });
-      let json: unknown;
-      try {
-        json = JSON.parse(reply.line);
-      } catch {
-        return garbage();
-      }
-      const parsed = WireReplySchema.safeParse(json);
-      if (!parsed.success) return garbage();
-      const answer = parsed.data;
+      const answer = parseJson(WireReplySchema, reply.line);
+      if (answer === undefined) return garbage();
       if ("error" in answer) {
         // An unreadable request is answered with an empty id (herdr.md §6).
         if (answer.id !== id && answer.id !== "") return garbage();

@@ -7,7 +7,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { cut, MuxError } from "../../lib/errors.ts";
+import { unparseableOutput } from "../../lib/parse_output.ts";
 
 /** Starts each row of a pane listing (ASCII record separator). */
 export const RS = "\x1e";
@@ -216,10 +216,4 @@ export function escapeFormat(text: string): string {
   return text.replace(/#+(?!\[|#)/g, (run) => run + run);
 }
 
-function unparseable(what: string, raw: string): MuxError {
-  return new MuxError(
-    "unparseable_output",
-    `Cannot read tmux's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
-    { hint: "Report this with `tmux -V` and the output shown" },
-  );
-}
+const unparseable = (what: string, raw: string) => unparseableOutput("tmux", what, raw, "tmux -V");

@@ -10,7 +10,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { cut, MuxError } from "../../lib/errors.ts";
+import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
 
 /** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;
@@ -87,15 +87,9 @@ export interface ZellijPane {
  * @throws {MuxError} `unparseable_output` when it is not the documented array.
  */
 export function parsePaneList(stdout: string): ZellijPane[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    throw unparseable("pane list", stdout);
-  }
-  const parsed = PaneListSchema.safeParse(json);
-  if (!parsed.success) throw unparseable("pane list", stdout);
-  return parsed.data.filter((p) => !p.is_plugin).map((p) => {
+  const panes = parseJson(PaneListSchema, stdout);
+  if (panes === undefined) throw unparseable("pane list", stdout);
+  return panes.filter((p) => !p.is_plugin).map((p) => {
     const pane: ZellijPane = {
       paneId: `terminal_${p.id}`,
       number: p.id,
@@ -108,10 +102,4 @@ export function parsePaneList(stdout: string): ZellijPane[] {
   });
 }
 
-function unparseable(what: string, raw: string): MuxError {
-  return new MuxError(
-    "unparseable_output",
-    `Cannot read zellij's ${what}: unexpected output ${JSON.stringify(cut(raw, 256))}`,
-    { hint: "Report this with `zellij --version` and the output shown" },
-  );
-}
+const unparseable = (what: string, raw: string) => unparseableOutput("zellij", what, raw);
