@@ -266,14 +266,8 @@ Deno.test({
         return pid;
       };
       let attachPid = await attachOf(paneA);
-      assert.deepEqual(cmdline(attachPid)?.slice(1), [
-        "attach",
-        s.url,
-        "--session",
-        childA.id,
-        "--dir",
-        s.project,
-      ]);
+      const attachArgs = ["attach", s.url, "--session", childA.id, "--dir", s.project];
+      assert.deepEqual(cmdline(attachPid)?.slice(1), attachArgs);
       // The credentials reached it through its environment (and, below, nowhere else).
       const environ = Deno.readTextFileSync(`/proc/${attachPid}/environ`).split("\0");
       assert.ok(environ.includes(`OPENCODE_SERVER_PASSWORD=${password}`));
@@ -334,12 +328,7 @@ Deno.test({
         '"$@"; echo "attach exited $?"; exec sleep 600',
         "sh",
         s.bin,
-        "attach",
-        s.url,
-        "--session",
-        childA.id,
-        "--dir",
-        s.project,
+        ...attachArgs,
       ])).trim().split("\n");
       const screen = async (pane = paneA) => await tmux.tmux(["capture-pane", "-p", "-t", pane]);
       let controlRendered = false;
