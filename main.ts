@@ -10,17 +10,17 @@ import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
-import { parseInvocation } from "./lib/cli.ts";
-import { createChannelOpener } from "./lib/channel.ts";
-import { createRealClock } from "./lib/clock.ts";
-import type { CliDeps } from "./lib/commands/_command.ts";
-import { COMMANDS } from "./lib/commands/mod.ts";
-import { exitCodeFor, isMuxError, MuxError } from "./lib/errors.ts";
-import { createRunner } from "./lib/exec.ts";
+import { parseInvocation } from "./lib/cli/cli.ts";
+import { createChannelOpener } from "./lib/sys/channel.ts";
+import { createRealClock } from "./lib/sys/clock.ts";
+import type { CliDeps } from "./lib/cli/commands/_command.ts";
+import { COMMANDS } from "./lib/cli/commands/mod.ts";
+import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
+import { createRunner } from "./lib/sys/exec.ts";
 import type { BackendName } from "./lib/identity.ts";
-import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/log.ts";
-import { createProcesses } from "./lib/processes.ts";
-import { processBridgeIO } from "./lib/stdio.ts";
+import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/sys/log.ts";
+import { createProcesses } from "./lib/sys/processes.ts";
+import { processBridgeIO } from "./lib/sys/stdio.ts";
 
 /** muxbridge's version, from deno.json. */
 export const VERSION: string = denoConfig.version;

@@ -31,7 +31,7 @@ import {
   type SpawnRequest,
   type VersionGate,
 } from "../lib/backend.ts";
-import { MuxError, toMuxError } from "../lib/errors.ts";
+import { MuxError, toMuxError } from "../lib/sys/errors.ts";
 import {
   cleanTitle,
   validateDirectory,

@@ -45,8 +45,8 @@ import {
   type SpawnRequest,
 } from "../lib/backend.ts";
 import type { LayoutName } from "../lib/config.ts";
-import { MuxError } from "../lib/errors.ts";
-import { describeArgv } from "../lib/exec.ts";
+import { MuxError } from "../lib/sys/errors.ts";
+import { describeArgv } from "../lib/sys/exec.ts";
 import {
   cleanTitle,
   validateDirectory,
@@ -54,14 +54,14 @@ import {
   validateTarget,
   validateText,
 } from "../lib/validate.ts";
-import type { UnixRequester } from "../lib/unix_request.ts";
+import type { UnixRequester } from "../lib/sys/unix_request.ts";
 import { createHerdrApi } from "./herdr/_api.ts";
 import { herdrError } from "./herdr/_command.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   writeCredentialsFile,
-} from "../lib/credentials_file.ts";
+} from "../lib/sys/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
 import { HERDR_MIN_VERSION as MIN_VERSION } from "./herdr/_version.ts";
 
@@ -78,7 +78,7 @@ const CAPABILITIES: Capabilities = {
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
-  /** The one-line Unix socket request. @default `unixRequest` (lib/unix_request.ts) */
+  /** The one-line Unix socket request. @default `unixRequest` (lib/sys/unix_request.ts) */
   unixRequest?: UnixRequester;
 }
 

@@ -26,15 +26,15 @@ import {
   type SpawnedPane,
   type SpawnRequest,
 } from "../lib/backend.ts";
-import { waitFor } from "../lib/clock.ts";
+import { waitFor } from "../lib/sys/clock.ts";
 import type { LayoutName } from "../lib/config.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   sourceAndExec,
   writeCredentialsFile,
-} from "../lib/credentials_file.ts";
-import { isMuxError, MuxError, toMuxError } from "../lib/errors.ts";
+} from "../lib/sys/credentials_file.ts";
+import { isMuxError, MuxError, toMuxError } from "../lib/sys/errors.ts";
 import {
   cleanTitle,
   SESSION_ID,

@@ -26,9 +26,9 @@ import {
   type SpawnRequest,
   type VersionGate,
 } from "../lib/backend.ts";
-import { isMuxError, MuxError } from "../lib/errors.ts";
-import { describeArgv } from "../lib/exec.ts";
-import { shArgv } from "../lib/shell_quote.ts";
+import { isMuxError, MuxError } from "../lib/sys/errors.ts";
+import { describeArgv } from "../lib/sys/exec.ts";
+import { shArgv } from "../lib/sys/shell_quote.ts";
 import {
   cleanTitle,
   SESSION_ID,

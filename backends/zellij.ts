@@ -39,8 +39,8 @@ import {
   type SpawnRequest,
   type VersionGate,
 } from "../lib/backend.ts";
-import { MuxError } from "../lib/errors.ts";
-import { describeArgv } from "../lib/exec.ts";
+import { MuxError } from "../lib/sys/errors.ts";
+import { describeArgv } from "../lib/sys/exec.ts";
 import {
   cleanTitle,
   validateDirectory,

@@ -8,9 +8,9 @@
  */
 
 import type { Backend } from "../lib/backend.ts";
-import { createRealClock, sleep } from "../lib/clock.ts";
-import { closePane } from "../lib/close_pane.ts";
-import { createProcesses } from "../lib/processes.ts";
+import { createRealClock, sleep } from "../lib/sys/clock.ts";
+import { closePane } from "../lib/session/close_pane.ts";
+import { createProcesses } from "../lib/sys/processes.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

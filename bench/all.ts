@@ -6,7 +6,7 @@
  * Run: `deno task bench [--write] [--quick]` (`--quick`: fewer samples, for a smoke run)
  *
  * The task runs with `--allow-all`: Deno 2.9 refuses to read another process's `/proc/<pid>/stat`
- * without it ("Requires all access"), and `lib/processes.ts` then cannot tell a zombie from a
+ * without it ("Requires all access"), and `lib/sys/processes.ts` then cannot tell a zombie from a
  * live program (a close fails "survived SIGKILL" when tmux reaps its pane's program late). The
  * compiled binary has no such limit, so the benchmarks measure what it does.
  *

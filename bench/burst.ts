@@ -12,7 +12,7 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../lib/clock.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { serveFakeOpencode } from "../tests/helpers/fake_opencode_server.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";

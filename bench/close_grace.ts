@@ -11,9 +11,9 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../lib/clock.ts";
-import { closePane } from "../lib/close_pane.ts";
-import { createProcesses } from "../lib/processes.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
+import { closePane } from "../lib/session/close_pane.ts";
+import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
 import { benchBackend } from "./pane_tmux.ts";

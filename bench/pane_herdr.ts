@@ -24,11 +24,11 @@
 
 import { createHerdrBackend } from "../backends/herdr.ts";
 import type { Backend } from "../lib/backend.ts";
-import { createRealClock } from "../lib/clock.ts";
+import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
-import type { Runner } from "../lib/exec.ts";
-import { silentLogger } from "../lib/log.ts";
-import { unixRequest, type UnixRequester } from "../lib/unix_request.ts";
+import type { Runner } from "../lib/sys/exec.ts";
+import { silentLogger } from "../lib/sys/log.ts";
+import { unixRequest, type UnixRequester } from "../lib/sys/unix_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "../tests/backends/herdr_fixture.ts";
 import {
   type CloseTally,

@@ -22,10 +22,10 @@ import { createTmuxBackend } from "../backends/tmux.ts";
 import { connectControl } from "../backends/tmux/_control.ts";
 import { commandLine } from "../backends/tmux/_command.ts";
 import type { Backend } from "../lib/backend.ts";
-import { createRealClock } from "../lib/clock.ts";
+import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
-import type { Runner } from "../lib/exec.ts";
-import { silentLogger } from "../lib/log.ts";
+import type { Runner } from "../lib/sys/exec.ts";
+import { silentLogger } from "../lib/sys/log.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import {
   type CloseTally,

@@ -16,9 +16,9 @@
  * @module
  */
 
-import { type BridgeIO, runBridge } from "../lib/bridge.ts";
+import { type BridgeIO, runBridge } from "../lib/bridge/bridge.ts";
 import { resolveConfig } from "../lib/config.ts";
-import { silentLogger } from "../lib/log.ts";
+import { silentLogger } from "../lib/sys/log.ts";
 import { createFakeBackend } from "../tests/fakes/fake_backend.ts";
 import { createFakeClock } from "../tests/fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../tests/fakes/memory_store.ts";

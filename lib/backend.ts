@@ -15,13 +15,13 @@
  */
 
 import semver from "semver";
-import type { ChannelOpener } from "./channel.ts";
-import type { Clock } from "./clock.ts";
-import { isMuxError, MuxError, toMuxError } from "./errors.ts";
+import type { ChannelOpener } from "./sys/channel.ts";
+import type { Clock } from "./sys/clock.ts";
+import { isMuxError, MuxError, toMuxError } from "./sys/errors.ts";
 import type { Config, LayoutName } from "./config.ts";
-import { describeArgv, type Runner, type RunResult } from "./exec.ts";
+import { describeArgv, type Runner, type RunResult } from "./sys/exec.ts";
 import type { BackendName, EnvLookup, Identity } from "./identity.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "./sys/log.ts";
 import { validateTarget } from "./validate.ts";
 
 /** What a backend is built from. */

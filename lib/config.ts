@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import { MuxError } from "./errors.ts";
+import { MuxError } from "./sys/errors.ts";
 import type { EnvLookup } from "./identity.ts";
 
 const ms = (def: number, max: number, what: string) =>

@@ -7,9 +7,9 @@
  */
 
 import type { Backend, BackendDeps, BackendFactory, ProbeResult } from "./backend.ts";
-import { toMuxError } from "./errors.ts";
+import { toMuxError } from "./sys/errors.ts";
 import type { BackendName } from "./identity.ts";
-import type { SkipReason } from "./protocol.ts";
+import type { SkipReason } from "./bridge/protocol.ts";
 
 /** The outcome of {@linkcode selectBackend}. */
 export type Selection =

@@ -33,7 +33,7 @@ import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import denoConfig from "../deno.json" with { type: "json" };
-import { createRunner } from "../lib/exec.ts";
+import { createRunner } from "../lib/sys/exec.ts";
 
 /** A compiler that builds the binary. */
 export type Tool = "deno" | "bun";

@@ -9,7 +9,7 @@
  */
 
 import { configJsonSchema } from "../lib/config.ts";
-import { COMMANDS } from "../lib/commands/mod.ts";
+import { COMMANDS } from "../lib/cli/commands/mod.ts";
 
 interface JsonSchema {
   type?: string;

@@ -14,11 +14,11 @@ import {
   keepSuccess,
   runCommand,
 } from "../lib/backend.ts";
-import { createRealClock } from "../lib/clock.ts";
+import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
-import { isMuxError, MuxError } from "../lib/errors.ts";
-import type { Runner } from "../lib/exec.ts";
-import { silentLogger } from "../lib/log.ts";
+import { isMuxError, MuxError } from "../lib/sys/errors.ts";
+import type { Runner } from "../lib/sys/exec.ts";
+import { silentLogger } from "../lib/sys/log.ts";
 import { createFakeRunner } from "./fakes/fake_runner.ts";
 
 /** Backend deps around a fake runner, with `command_timeout_ms` 1234. */

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createRunner } from "../lib/exec.ts";
+import { createRunner } from "../lib/sys/exec.ts";
 import {
   assetName,
   BUN_HOST_FLAGS,

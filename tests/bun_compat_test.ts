@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { createRunner } from "../lib/exec.ts";
+import { createRunner } from "../lib/sys/exec.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const bun = `${root}node_modules/.bin/bun`;
@@ -32,9 +32,9 @@ function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
 }
 
-Deno.test("Deno.* appears only in main.ts and lib/exec.ts (each behind a runtime check)", () => {
+Deno.test("Deno.* appears only in main.ts and lib/sys/exec.ts (each behind a runtime check)", () => {
   const offenders = sources().filter((f) =>
-    f !== "main.ts" && f !== "lib/exec.ts" &&
+    f !== "main.ts" && f !== "lib/sys/exec.ts" &&
     /\bDeno\./.test(code(readFileSync(`${root}${f}`, "utf8")))
   );
   assert.deepEqual(offenders, [], "use node: APIs; Deno.* is undefined in the Bun-built binary");

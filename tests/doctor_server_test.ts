@@ -5,9 +5,9 @@
 
 import assert from "node:assert/strict";
 import type { Check } from "../lib/backend.ts";
-import type { CliDeps, Invocation } from "../lib/commands/_command.ts";
-import { doctorCommand } from "../lib/commands/doctor.ts";
-import { silentLogger } from "../lib/log.ts";
+import type { CliDeps, Invocation } from "../lib/cli/commands/_command.ts";
+import { doctorCommand } from "../lib/cli/commands/doctor.ts";
+import { silentLogger } from "../lib/sys/log.ts";
 import { createFakeClock } from "./fakes/fake_clock.ts";
 import { fakeEnv } from "./fakes/fake_env.ts";
 import { createFakeOpencode, type FakeOpencode } from "./fakes/fake_opencode.ts";

@@ -33,9 +33,9 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { attachEnv } from "../lib/attach.ts";
-import { createRealClock, waitFor } from "../lib/clock.ts";
-import { createProcesses } from "../lib/processes.ts";
+import { attachEnv } from "../lib/opencode/attach.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
+import { createProcesses } from "../lib/sys/processes.ts";
 import { startFakeHerdr } from "./backends/herdr_fixture.ts";
 import { watchArgv } from "./helpers/argv_watch.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { waitFor } from "../lib/clock.ts";
+import { waitFor } from "../lib/sys/clock.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { clock, isType, realLife, runCli } from "./helpers/real_life.ts";

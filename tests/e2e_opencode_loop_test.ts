@@ -11,7 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createRealClock, waitFor } from "../lib/clock.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { startBridge } from "./helpers/bridge_process.ts";
 import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
 import { isType as is, realLife } from "./helpers/real_life.ts";

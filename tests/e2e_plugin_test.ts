@@ -12,8 +12,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createRealClock, waitFor } from "../lib/clock.ts";
-import { createProcesses } from "../lib/processes.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
+import { createProcesses } from "../lib/sys/processes.ts";
 import { muxbridgeArgv } from "./helpers/bridge_process.ts";
 import {
   cmdline,

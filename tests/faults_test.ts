@@ -10,8 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createRealClock, waitFor } from "../lib/clock.ts";
-import { createPaneStore } from "../lib/pane_store.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
+import { createPaneStore } from "../lib/session/pane_store.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { type FakeOpencodeServer, serveFakeOpencode } from "./helpers/fake_opencode_server.ts";

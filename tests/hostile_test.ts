@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createRealClock, waitFor } from "../lib/clock.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { escapeFormat } from "../backends/tmux/_parse.ts";
 import { cleanTitle, SESSION_ID } from "../lib/validate.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { createRunner } from "../lib/exec.ts";
+import { createRunner } from "../lib/sys/exec.ts";
 import { assetName, hostTarget, sha256sums } from "../scripts/build_release.ts";
 
 const root = new URL("../", import.meta.url).pathname;

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import type { PluginInput } from "@opencode-ai/plugin";
-import { createRealClock, waitFor } from "../lib/clock.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
 
 const clock = createRealClock();

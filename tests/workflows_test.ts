@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import denoConfig from "../deno.json" with { type: "json" };
-import { createRunner } from "../lib/exec.ts";
+import { createRunner } from "../lib/sys/exec.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const run = createRunner();

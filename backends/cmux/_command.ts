@@ -12,7 +12,7 @@ import {
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
-import { type ErrorCode, MuxError } from "../../lib/errors.ts";
+import { type ErrorCode, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
 

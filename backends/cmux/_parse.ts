@@ -11,7 +11,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
+import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 
 /**
  * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on

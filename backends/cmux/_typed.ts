@@ -6,13 +6,13 @@
  * @module
  */
 
-import { MuxError } from "../../lib/errors.ts";
-import { quote, shellCommand } from "../../lib/shell_quote.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
 import { hasUnsafeChars } from "../../lib/validate.ts";
 
 /**
  * Builds ` cd '<dir>' && exec '<prog>' '<arg>' …`, every value single-quoted once by
- * `lib/shell_quote.ts`. `exec` replaces the shell, so the terminal closes when the program ends.
+ * `lib/sys/shell_quote.ts`. `exec` replaces the shell, so the terminal closes when the program ends.
  *
  * The line is read by the user's interactive shell, not by `/bin/sh`: POSIX single quoting means
  * the same in sh, bash, zsh and fish as long as no value holds a backslash (inside single quotes

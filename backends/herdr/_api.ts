@@ -29,7 +29,7 @@
 
 import type { z } from "zod";
 import { type BackendDeps, gateVersion, keepSuccess } from "../../lib/backend.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
 import {
@@ -132,7 +132,7 @@ interface Op<T> {
 
 /** Options of {@linkcode createHerdrApi}. */
 export interface HerdrApiOptions {
-  /** The one-line socket request seam. @default `unixRequest` (lib/unix_request.ts) */
+  /** The one-line socket request seam. @default `unixRequest` (lib/sys/unix_request.ts) */
   unixRequest?: UnixRequester;
 }
 

@@ -13,7 +13,12 @@ import {
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
-import { type ErrorCode, isMuxError, MuxError, type MuxErrorOptions } from "../../lib/errors.ts";
+import {
+  type ErrorCode,
+  isMuxError,
+  MuxError,
+  type MuxErrorOptions,
+} from "../../lib/sys/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";

@@ -10,7 +10,7 @@
  *
  * So nothing variable is ever typed. The command travels in the pane's environment
  * (`pane split --env MUXBRIDGE_LAUNCH=…`, argv to herdr, never a shell), as one POSIX string
- * built only by `lib/shell_quote.ts`; the typed line is the constant {@linkcode LAUNCH_LINE},
+ * built only by `lib/sys/shell_quote.ts`; the typed line is the constant {@linkcode LAUNCH_LINE},
  * which every common shell (sh, bash, zsh, fish, nu, elvish, tcsh) reads the same way: `exec`,
  * a path, `-c` and one single-quoted word holding no backslash or quote. `/bin/sh` then
  * expands the variable and `eval`s the string, which `exec`s the program; the pane's process
@@ -18,7 +18,7 @@
  *
  * Credentials do not ride in `--env`: that is argv of the `herdr` client, which every user of
  * the machine can read in `/proc/<pid>/cmdline` while it runs (the contract: never on argv).
- * They go into a private file (`lib/credentials_file.ts`: a fresh 0700 directory, the file
+ * They go into a private file (`lib/sys/credentials_file.ts`: a fresh 0700 directory, the file
  * 0600); the launch command sources it, removes it and only then `exec`s the
  * program, so the program gets them in its environment and the file lives only until the
  * pane's shell runs the line.
@@ -32,7 +32,7 @@
  * @module
  */
 
-import { type CredentialsFile, sourceAndExec } from "../../lib/credentials_file.ts";
+import { type CredentialsFile, sourceAndExec } from "../../lib/sys/credentials_file.ts";
 
 /** The variable that carries the command into the pane. */
 export const LAUNCH_VAR = "MUXBRIDGE_LAUNCH";

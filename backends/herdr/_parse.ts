@@ -11,7 +11,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
+import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 
 /**
  * Turns `herdr --version` output into semver: `herdr 0.9.1` → `0.9.1`; a preview build keeps its

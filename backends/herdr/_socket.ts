@@ -15,10 +15,10 @@
  */
 
 import type { BackendDeps } from "../../lib/backend.ts";
-import { cut } from "../../lib/errors.ts";
-import { parseJson } from "../../lib/parse_output.ts";
+import { cut } from "../../lib/sys/errors.ts";
+import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";
-import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/unix_request.ts";
+import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/sys/unix_request.ts";
 import type { HerdrApiError } from "./_parse.ts";
 import { WireReplySchema } from "./_parse.ts";
 

@@ -15,7 +15,7 @@ import {
   runDetails,
   type VersionGate,
 } from "../../lib/backend.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
 

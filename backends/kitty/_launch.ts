@@ -6,7 +6,7 @@
  * `kitty/options/utils.py`, `kitty/child.py`, each confirmed live under Xvfb):
  * - `--env K=V`: the value is stripped of surrounding whitespace and `$VAR`/`${VAR}` are expanded
  *   from kitty's own environment (`FOO=a $HOME` arrived as `a /tmp/kx/home`). Unused: it is also
- *   argv of the `kitty @` client, so credentials go through `lib/credentials_file.ts` instead.
+ *   argv of the `kitty @` client, so credentials go through `lib/sys/credentials_file.ts` instead.
  * - `--cwd`: `os.path.expandvars` (no escape at all) and `expanduser`; a directory that then does
  *   not exist is silently replaced (the program started in `/`).
  * - program arguments: exec'd as argv with no shell, but an argument that is exactly
@@ -17,8 +17,8 @@
  * @module
  */
 
-import { MuxError } from "../../lib/errors.ts";
-import { quote, shellCommand } from "../../lib/shell_quote.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
 
 /** The user variables muxbridge marks its windows with (kitty >= 0.30). */
 export const MARK_SESSION = "muxbridge_session";

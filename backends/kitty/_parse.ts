@@ -10,7 +10,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { cut, MuxError } from "../../lib/errors.ts";
+import { cut, MuxError } from "../../lib/sys/errors.ts";
 
 /** The oldest kitty muxbridge supports (the contract: kitty >= 0.26, remote control on). */
 export const KITTY_MIN_VERSION = "0.26.0";

@@ -22,10 +22,10 @@ import {
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import type { TimerId } from "../../lib/clock.ts";
+import type { TimerId } from "../../lib/sys/clock.ts";
 import { connectControl, type ControlClient } from "./_control.ts";
 
 /** One tmux command: its name and arguments, unescaped. */

@@ -25,11 +25,11 @@
  * @module
  */
 
-import type { Channel, ChannelExit, ChannelOpener } from "../../lib/channel.ts";
-import { type Clock, sleep, type TimerId } from "../../lib/clock.ts";
-import { MuxError } from "../../lib/errors.ts";
-import { describeArgv } from "../../lib/exec.ts";
-import type { Logger } from "../../lib/log.ts";
+import type { Channel, ChannelExit, ChannelOpener } from "../../lib/sys/channel.ts";
+import { type Clock, sleep, type TimerId } from "../../lib/sys/clock.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
+import type { Logger } from "../../lib/sys/log.ts";
 
 /** One answered command. */
 export interface ControlBlock {

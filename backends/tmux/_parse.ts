@@ -7,7 +7,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { unparseableOutput } from "../../lib/parse_output.ts";
+import { unparseableOutput } from "../../lib/sys/parse_output.ts";
 
 /** Starts each row of a pane listing (ASCII record separator). */
 export const RS = "\x1e";

@@ -12,7 +12,7 @@ import {
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
-import { MuxError } from "../../lib/errors.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
 /**

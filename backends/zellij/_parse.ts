@@ -10,7 +10,7 @@
 
 import semver from "semver";
 import { z } from "zod";
-import { parseJson, unparseableOutput } from "../../lib/parse_output.ts";
+import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 
 /** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;

@@ -9,10 +9,10 @@
 import assert from "node:assert/strict";
 import semver from "semver";
 import type { Backend, SpawnRequest } from "../../lib/backend.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { closePane } from "../../lib/close_pane.ts";
-import { isMuxError } from "../../lib/errors.ts";
-import { createProcesses } from "../../lib/processes.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { closePane } from "../../lib/session/close_pane.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 
 /** A started multiplexer with a backend pointed at it. */

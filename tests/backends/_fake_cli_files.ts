@@ -8,7 +8,7 @@
  */
 
 import { dirname } from "node:path";
-import { createRunner, type Runner } from "../../lib/exec.ts";
+import { createRunner, type Runner } from "../../lib/sys/exec.ts";
 
 /** A fake CLI's files, written. */
 export interface FakeCliFiles<S> {

@@ -7,10 +7,10 @@
  */
 
 import type { BackendDeps } from "../../lib/backend.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import type { Identity } from "../../lib/identity.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import type { FakeRunner } from "../fakes/fake_runner.ts";
 
 const clock = createRealClock();

@@ -10,11 +10,11 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackendDeps } from "../../lib/backend.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
-import { createRunner, type Runner } from "../../lib/exec.ts";
+import { createRunner, type Runner } from "../../lib/sys/exec.ts";
 import { detectIdentity } from "../../lib/identity.ts";
-import { type Logger, silentLogger } from "../../lib/log.ts";
+import { type Logger, silentLogger } from "../../lib/sys/log.ts";
 
 /** The fake CLI. */
 export const FAKE_CMUX = fileURLToPath(new URL("../fakes/bin/cmux", import.meta.url));

@@ -11,11 +11,11 @@
 import { fileURLToPath } from "node:url";
 import { createHerdrBackend } from "../../backends/herdr.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
-import type { Runner } from "../../lib/exec.ts";
+import type { Runner } from "../../lib/sys/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
-import { type Logger, silentLogger } from "../../lib/log.ts";
+import { type Logger, silentLogger } from "../../lib/sys/log.ts";
 import type { FakeHerdrState } from "../fakes/herdr_model.ts";
 import { writeFakeCliFiles } from "./_fake_cli_files.ts";
 

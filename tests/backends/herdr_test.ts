@@ -21,9 +21,9 @@ import {
   parseResult,
 } from "../../backends/herdr/_parse.ts";
 import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
-import { createRunner } from "../../lib/exec.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import { createRunner } from "../../lib/sys/exec.ts";
 import { validateText } from "../../lib/validate.ts";
 import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";

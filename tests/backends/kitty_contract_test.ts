@@ -5,9 +5,9 @@
  */
 
 import { createKittyBackend } from "../../backends/kitty.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { resolveConfig } from "../../lib/config.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import { kittyMissing, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { backendContract } from "./_contract.ts";
 

@@ -1,8 +1,8 @@
 /** The backend contract against the real tmux, on a private server. */
 
 import { resolveConfig } from "../../lib/config.ts";
-import { createRealClock } from "../../lib/clock.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import { createTmuxBackend } from "../../backends/tmux.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";

@@ -4,9 +4,9 @@
  */
 
 import { createTmuxBackend } from "../../backends/tmux.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { resolveConfig } from "../../lib/config.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
 

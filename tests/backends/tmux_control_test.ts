@@ -14,13 +14,13 @@ import {
 } from "../../backends/tmux/_command.ts";
 import { connectControl, ControlParser } from "../../backends/tmux/_control.ts";
 import type { BackendDeps } from "../../lib/backend.ts";
-import type { ChannelOpener } from "../../lib/channel.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import type { ChannelOpener } from "../../lib/sys/channel.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { resolveConfig } from "../../lib/config.ts";
-import { isMuxError, type MuxError } from "../../lib/errors.ts";
-import type { Runner } from "../../lib/exec.ts";
-import { createLogger, silentLogger } from "../../lib/log.ts";
-import { createProcesses } from "../../lib/processes.ts";
+import { isMuxError, type MuxError } from "../../lib/sys/errors.ts";
+import type { Runner } from "../../lib/sys/exec.ts";
+import { createLogger, silentLogger } from "../../lib/sys/log.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeChannels, tmuxLike } from "../fakes/fake_channel.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
@@ -484,7 +484,7 @@ Deno.test("tmux backend over control mode: no process per command, no secret on 
       activeBefore,
       "the session's current window did not change",
     );
-    const { closePane } = await import("../../lib/close_pane.ts");
+    const { closePane } = await import("../../lib/session/close_pane.ts");
     await closePane(backend, paneId, { graceMs: 500, clock, pid, processes: createProcesses() });
     assert.equal(await backend.inspect(paneId), null);
     await backend.dispose?.();
@@ -604,7 +604,7 @@ Deno.test("tmux control mode: every pane of a window ending at once does not cra
       );
     }
     await backend.listOwned(); // the channel is attached now
-    const { closePane } = await import("../../lib/close_pane.ts");
+    const { closePane } = await import("../../lib/session/close_pane.ts");
     await Promise.all(
       panes.map((p) =>
         closePane(backend, p, { graceMs: 500, clock, processes: createProcesses() })

@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { createTmuxBackend } from "../../backends/tmux.ts";
 import { columnHeightWithOneMore, tiledCell } from "../../backends/tmux/_layout.ts";
 import { PANE_FORMAT, RS, US } from "../../backends/tmux/_parse.ts";
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { resolveConfig } from "../../lib/config.ts";
-import { isMuxError } from "../../lib/errors.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
 import { detectIdentity } from "../../lib/identity.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 

@@ -16,15 +16,15 @@ import {
   parseTmuxVersion,
 } from "../../backends/tmux/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
-import { createRealClock } from "../../lib/clock.ts";
-import { closePane } from "../../lib/close_pane.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
+import { closePane } from "../../lib/session/close_pane.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
-import { isMuxError, MuxError } from "../../lib/errors.ts";
-import type { Runner } from "../../lib/exec.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import type { Runner } from "../../lib/sys/exec.ts";
 import { detectIdentity } from "../../lib/identity.ts";
-import { silentLogger } from "../../lib/log.ts";
-import { createProcesses } from "../../lib/processes.ts";
-import { quote } from "../../lib/shell_quote.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
+import { quote } from "../../lib/sys/shell_quote.ts";
 import { cleanTitle } from "../../lib/validate.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";

@@ -16,7 +16,7 @@ import type {
   SpawnedPane,
   SpawnRequest,
 } from "../../lib/backend.ts";
-import { MuxError } from "../../lib/errors.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
 import type { BackendName } from "../../lib/identity.ts";
 
 /** A pane of the fake. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Channel, ChannelExit, ChannelOpener, ChannelOptions } from "../../lib/channel.ts";
+import type { Channel, ChannelExit, ChannelOpener, ChannelOptions } from "../../lib/sys/channel.ts";
 
 /** One opened fake channel. */
 export interface FakeChannel extends Channel {

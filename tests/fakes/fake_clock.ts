@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Clock, TimerId } from "../../lib/clock.ts";
+import type { Clock, TimerId } from "../../lib/sys/clock.ts";
 
 /** A clock tests drive by hand. */
 export interface FakeClock extends Clock {

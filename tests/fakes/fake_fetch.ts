@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Fetch } from "../../lib/opencode_client.ts";
+import type { Fetch } from "../../lib/opencode/client.ts";
 
 /** One answer: a response to build, an error to throw, or a function of the request. */
 export type FetchAnswer =

@@ -11,7 +11,7 @@
  */
 
 import { Buffer } from "node:buffer";
-import type { Fetch } from "../../lib/opencode_client.ts";
+import type { Fetch } from "../../lib/opencode/client.ts";
 
 /** How the fake answers. */
 export type FakeMode = "up" | "down" | "hang" | "401";

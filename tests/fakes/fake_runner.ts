@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Runner, RunOptions, RunResult } from "../../lib/exec.ts";
+import type { Runner, RunOptions, RunResult } from "../../lib/sys/exec.ts";
 
 /** One answer: a result, an error to throw, or a function of the call. */
 export type FakeAnswer =

@@ -4,8 +4,8 @@
  * @module
  */
 
-import type { PaneRecord, PaneStore } from "../../lib/pane_store.ts";
-import type { Processes } from "../../lib/processes.ts";
+import type { PaneRecord, PaneStore } from "../../lib/session/pane_store.ts";
+import type { Processes } from "../../lib/sys/processes.ts";
 
 /** A store over a map. */
 export function createMemoryStore(): PaneStore & { records: Map<string, PaneRecord> } {

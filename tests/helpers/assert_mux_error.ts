@@ -6,10 +6,10 @@
  */
 
 import assert from "node:assert/strict";
-import { isMuxError } from "../../lib/errors.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
 
 /**
- * Asserts that `p` rejects with a `MuxError` (`lib/errors.ts`) whose code is `code`.
+ * Asserts that `p` rejects with a `MuxError` (`lib/sys/errors.ts`) whose code is `code`.
  *
  * @param p The call.
  * @param code The expected `MuxError` code.

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 
 /**
  * The command that runs muxbridge: `MUXBRIDGE_TEST_BIN` (a compiled binary, e.g.

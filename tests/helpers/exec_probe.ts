@@ -1,7 +1,7 @@
 /**
  * Runs the exec seam's cases in whatever runtime loads this file and prints one JSON line per
  * case: `{"name", "code", "stdout" (cut to 100 characters), "stdoutBytes", "stderr", "ms"}`, or
- * `{"name", "error" (the MuxError code), "ms"}`. `tests/exec_bun_test.ts` runs it under Bun,
+ * `{"name", "error" (the MuxError code), "ms"}`. `tests/sys/exec_bun_test.ts` runs it under Bun,
  * where `createRunner()` takes the `node:child_process` path the release binary uses, and under
  * Deno (`Deno.Command`), and asserts both give the same answers.
  *
@@ -9,9 +9,9 @@
  */
 
 import process from "node:process";
-import { createRealClock } from "../../lib/clock.ts";
-import { isMuxError } from "../../lib/errors.ts";
-import { createRunner, type RunOptions } from "../../lib/exec.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
+import { createRunner, type RunOptions } from "../../lib/sys/exec.ts";
 
 const run = createRunner();
 const clock = createRealClock();

@@ -11,9 +11,9 @@
  */
 
 import { existsSync } from "node:fs";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { createRunner, type Runner, type RunResult } from "../../lib/exec.ts";
-import { createProcesses } from "../../lib/processes.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { createRunner, type Runner, type RunResult } from "../../lib/sys/exec.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
 
 /** Options of {@linkcode startKittyServer}. */
 export interface KittyServerOptions {

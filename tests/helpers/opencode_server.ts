@@ -30,8 +30,8 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { createProcesses } from "../../lib/processes.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
 import { type MockModel, startMockModel } from "./mock_model.ts";
 import type { TmuxServer } from "./tmux_server.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createRealClock } from "../../lib/clock.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
 import { type CliRun, runCli as runCliProcess } from "./cli_process.ts";
 import { startTmuxServer, type TmuxServer, type TmuxServerOptions } from "./tmux_server.ts";
 

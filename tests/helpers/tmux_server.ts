@@ -7,10 +7,10 @@
  * @module
  */
 
-import { type ChannelOpener, createChannelOpener } from "../../lib/channel.ts";
-import { createRealClock, waitFor } from "../../lib/clock.ts";
-import { createRunner, type Runner, type RunResult } from "../../lib/exec.ts";
-import { createProcesses } from "../../lib/processes.ts";
+import { type ChannelOpener, createChannelOpener } from "../../lib/sys/channel.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { createRunner, type Runner, type RunResult } from "../../lib/sys/exec.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
 
 /** Options of {@linkcode startTmuxServer}. */
 export interface TmuxServerOptions {

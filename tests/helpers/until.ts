@@ -4,7 +4,7 @@
  * @module
  */
 
-import { createRealClock, waitFor } from "../../lib/clock.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 
 const clock = createRealClock();
 

@@ -1,0 +1,369 @@
+/**
+ * Bridge mode: NDJSON events in, NDJSON protocol lines out, the session loop in between.
+ *
+ * `ready` is written before stdin is read; every unusable line gets exactly one `error` line and
+ * the bridge goes on; `bye` is always the last line, after owned panes are closed, whether input
+ * ended, `bridge.shutdown` arrived or a signal came. Right after `ready` the bridge reclaims panes
+ * that a bridge which is gone left behind (`pane.closed` with reason `orphan`), alongside reading
+ * input.
+ *
+ * @module
+ */
+
+import type { Credentials } from "../opencode/attach.ts";
+import type { Backend } from "../backend.ts";
+import type { CleanupReport } from "../session/cleanup.ts";
+import type { Config } from "../config.ts";
+import { isMuxError, toMuxError } from "../sys/errors.ts";
+import { readLineBatches } from "../sys/line_reader.ts";
+import type { Logger } from "../sys/log.ts";
+import {
+  type Hello,
+  type Inbound,
+  MAX_LINE_BYTES,
+  type OutMessage,
+  parseLine,
+  PROTOCOL_VERSION,
+} from "./protocol.ts";
+import type { Selection } from "../select_backend.ts";
+import { type LoopContext, SessionLoop, type SessionLoopDeps } from "../session/loop.ts";
+import { normalizeServerUrl, validateDirectory } from "../validate.ts";
+
+/** The bridge's input, output and signals. */
+export interface BridgeIO {
+  /** stdin as byte chunks. */
+  input: AsyncIterable<Uint8Array>;
+  /** Writes one complete line (with its newline) to stdout. */
+  write(line: string): void;
+  /** Resolves once everything written has been flushed. */
+  flush(): Promise<void>;
+  /** Calls `handler` on SIGTERM, SIGINT or SIGHUP; returns an unsubscribe function. */
+  onSignal(handler: (signal: string) => void): () => void;
+}
+
+/** Where the bridge starts from, before any `bridge.hello`. */
+export interface BridgeStart {
+  /** `--url`, if given. */
+  url?: string;
+  /** `--dir`, else the current directory. */
+  directory: string;
+  /** Credentials from the environment (`OPENCODE_SERVER_USERNAME`/`PASSWORD`). */
+  auth?: { username: string; password: string };
+}
+
+/** What the bridge is built from. */
+export interface BridgeDeps {
+  /** I/O. */
+  io: BridgeIO;
+  /** Logs (stderr or a file, never stdout). */
+  log: Logger;
+  /** muxbridge's version. */
+  version: string;
+  /** The starting point. */
+  start: BridgeStart;
+  /** Resolves the config with a hello's `config` layer on top (undefined: none). */
+  resolveConfig(helloConfig?: unknown): Config;
+  /** Chooses and probes the backend for a config. */
+  select(config: Config): Promise<Selection>;
+  /** Builds the loop's dependencies for a config (store, clock, processes, owner…). */
+  loopDeps(config: Config, emit: (message: OutMessage) => void): SessionLoopDeps;
+  /**
+   * Reclaims panes of dead owners on this backend (`runCleanup` with this bridge as `self`);
+   * absent: no start-up cleanup.
+   */
+  reclaim?(
+    backend: Backend,
+    auth: Credentials | undefined,
+    onCorrupt: (entry: { file: string; reason: string }) => void,
+  ): Promise<CleanupReport>;
+}
+
+/** Bridge state between lines (the loop context is `loop.context`). */
+interface Session {
+  config: Config;
+  selection: Selection;
+  loop: SessionLoop;
+}
+
+/**
+ * Runs bridge mode until input ends, `bridge.shutdown` arrives or a signal comes.
+ *
+ * @param deps I/O, logging, config and backend selection.
+ * @returns The exit code (0 after `bye`).
+ */
+export async function runBridge(deps: BridgeDeps): Promise<number> {
+  const { io, log } = deps;
+  const emit = (message: OutMessage) => io.write(`${JSON.stringify(message)}\n`);
+  let ignored = 0;
+
+  const config = deps.resolveConfig();
+  const selection = await deps.select(config);
+  const server = startServer(deps.start, log, emit);
+  const ctx = contextFor(selection, server.url, deps.start.directory, server.auth);
+  const session: Session = {
+    config,
+    selection,
+    loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
+  };
+  let stopping = false;
+  let stop!: (why: string) => void;
+  const stopped = new Promise<string>((resolve) => (stop = resolve));
+  // Handlers first, then `ready`: a client may signal as soon as it reads `ready`, and a signal
+  // landing before the handler exists kills the process without `bye` (observed: SIGHUP right
+  // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
+  const unsubscribe = io.onSignal((signal) => stop(signal));
+  emitReady(emit, deps.version, selection);
+  const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
+
+  const reading = (async () => {
+    // Lines come in batches (one per input chunk): the hot path for noise is a plain loop.
+    for await (const batch of readLineBatches(io.input, MAX_LINE_BYTES)) {
+      for (const item of batch) {
+        if (stopping) return "stopping";
+        if (item.kind === "too_long") {
+          emit({
+            type: "error",
+            code: "line_too_long",
+            message:
+              `Cannot use line: ${item.bytes} bytes is over the ${MAX_LINE_BYTES}-byte limit`,
+            line: item.lineNo,
+          });
+          continue;
+        }
+        if (item.kind === "bad_utf8") {
+          emit({
+            type: "error",
+            code: "invalid_utf8",
+            message: "Cannot use line: not valid UTF-8",
+            line: item.lineNo,
+          });
+          continue;
+        }
+        if (isBlank(item.line)) continue;
+        const inbound = parseLine(item.line);
+        if (inbound.kind === "ignored") {
+          ignored++;
+          continue;
+        }
+        if (inbound.kind === "shutdown") return "bridge.shutdown";
+        await handle(deps, session, inbound, item.lineNo, emit);
+      }
+    }
+    return "end of input";
+  })();
+
+  const why = await Promise.race([reading, stopped]);
+  stopping = true;
+  unsubscribe();
+  log.info(`shutting down (${why}); ${ignored} events of other types ignored`);
+  await reclaiming;
+  let closed = 0;
+  try {
+    closed = await session.loop.shutdown(session.config.close_on_exit);
+  } catch (err) {
+    log.error(`shutdown failed: ${(err as Error).stack ?? err}`);
+  }
+  if (session.selection.ok) await session.selection.backend.dispose?.();
+  emit({ type: "bye", closed });
+  await io.flush();
+  return 0;
+}
+
+/** Start-up cleanup; never throws, reports each reclaimed pane and each unreadable record. */
+async function reclaim(
+  deps: BridgeDeps,
+  selection: Selection,
+  auth: Credentials | undefined,
+  emit: (m: OutMessage) => void,
+  loop: () => SessionLoop,
+): Promise<void> {
+  if (!deps.reclaim || !selection.ok) return;
+  try {
+    const report = await deps.reclaim(selection.backend, auth, (c) =>
+      emit({
+        type: "error",
+        code: "state_corrupt",
+        message: `Cannot read pane record ${c.file} (${c.reason}); it was moved aside`,
+        line: null,
+      }));
+    for (const entry of report.closed) {
+      deps.log.info(
+        `reclaimed ${entry.backend} pane ${entry.paneId} (${entry.sessionId}): ${entry.reason}`,
+      );
+      // A record whose pane had already vanished closes nothing: no pane.closed for it.
+      if (entry.reason === "already gone") continue;
+      emit({
+        type: "pane.closed",
+        sessionID: entry.sessionId,
+        paneId: entry.paneId,
+        reason: "orphan",
+      });
+    }
+    // A busy session's pane stays; this bridge takes it over so its idle closes it and its next
+    // busy does not open a second one.
+    for (const { record, parentId } of report.adoptable) {
+      if (loop().adopt(record, parentId)) {
+        deps.log.info(
+          `adopted ${record.backend} pane ${record.paneId} (${record.sessionId}): session busy`,
+        );
+      }
+    }
+    for (const entry of report.kept) {
+      deps.log.debug(
+        `kept ${entry.backend} pane ${entry.paneId} (${entry.sessionId}): ${entry.reason}`,
+      );
+    }
+  } catch (err) {
+    deps.log.error(`start-up cleanup failed: ${(err as Error).stack ?? err}`);
+  }
+}
+
+/** An empty or all-whitespace line (checked without allocating for the usual `{…` line). */
+function isBlank(line: string): boolean {
+  if (line.length === 0) return true;
+  const c = line.charCodeAt(0);
+  return c <= 32 || c === 0xa0 || c === 0xfeff || c >= 0x1680 ? line.trim() === "" : false;
+}
+
+function emitReady(emit: (m: OutMessage) => void, version: string, selection: Selection): void {
+  emit(
+    selection.ok
+      ? { type: "ready", protocol: PROTOCOL_VERSION, version, backend: selection.backend.name }
+      : {
+        type: "ready",
+        protocol: PROTOCOL_VERSION,
+        version,
+        backend: null,
+        reason: `${selection.message}. ${selection.hint}`,
+      },
+  );
+}
+
+/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+function startServer(
+  start: BridgeStart,
+  log: Logger,
+  emit: (m: OutMessage) => void,
+): { url: string | null; auth: Credentials | undefined } {
+  if (start.url) {
+    try {
+      const normalized = normalizeServerUrl(start.url);
+      // Credentials in the URL name this server; they win over the environment's.
+      return { url: normalized.url, auth: normalized.auth ?? start.auth };
+    } catch (err) {
+      log.error((err as Error).message);
+      emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
+    }
+  }
+  return { url: null, auth: start.auth };
+}
+
+/** The loop context for a selection and an already normalised server URL. */
+function contextFor(
+  selection: Selection,
+  serverUrl: string | null,
+  directory: string,
+  auth: Credentials | undefined,
+): LoopContext {
+  const ctx: LoopContext = selection.ok ? { backend: selection.backend, serverUrl, directory } : {
+    backend: null,
+    noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
+    serverUrl,
+    directory,
+  };
+  if (auth) ctx.auth = auth;
+  return ctx;
+}
+
+async function handle(
+  deps: BridgeDeps,
+  session: Session,
+  inbound: Exclude<Inbound, { kind: "ignored" | "shutdown" }>,
+  line: number,
+  emit: (m: OutMessage) => void,
+): Promise<void> {
+  switch (inbound.kind) {
+    case "invalid":
+      emit({ type: "error", code: inbound.code, message: inbound.message, line });
+      return;
+    case "ping":
+      emit({ type: "pong", id: inbound.id });
+      return;
+    case "hello":
+      return await hello(deps, session, inbound.hello, line, emit);
+    default:
+      try {
+        session.loop.handle(inbound);
+      } catch (err) {
+        const e = toMuxError(err);
+        if (!isMuxError(e, "invalid_argument")) {
+          deps.log.error(`internal error on line ${line}: ${(err as Error).stack ?? err}`);
+        }
+        emit({
+          type: "error",
+          code: e.code === "invalid_argument" ? "invalid_message" : "internal",
+          message: e.message,
+          line,
+        });
+      }
+  }
+}
+
+async function hello(
+  deps: BridgeDeps,
+  session: Session,
+  msg: Hello,
+  line: number,
+  emit: (m: OutMessage) => void,
+): Promise<void> {
+  let config: Config;
+  let url: string;
+  let auth = msg.auth
+    ? { username: msg.auth.username ?? "opencode", password: msg.auth.password }
+    : session.loop.context.auth;
+  try {
+    config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
+    const normalized = normalizeServerUrl(msg.serverUrl);
+    url = normalized.url;
+    auth = msg.auth ? auth : normalized.auth ?? auth;
+    validateDirectory(msg.directory);
+  } catch (err) {
+    const e = toMuxError(err);
+    emit({
+      type: "error",
+      code: e.code === "invalid_config" ? "invalid_config" : "invalid_message",
+      message: e.message,
+      line,
+    });
+    return;
+  }
+  const before = {
+    backend: session.selection.ok ? session.selection.backend.name : null,
+    url: session.loop.context.serverUrl,
+  };
+  const reselect = msg.config !== undefined || !session.selection.ok;
+  if (reselect) {
+    const selection = await deps.select(config);
+    if (
+      session.selection.ok && (!selection.ok || selection.backend !== session.selection.backend)
+    ) {
+      // Open panes keep their own backend handle; only new panes use the new one.
+      deps.log.info(`backend changed by bridge.hello`);
+    }
+    session.selection = selection;
+  }
+  const ctx = contextFor(session.selection, url, msg.directory, auth);
+  if (config !== session.config && session.loop.records().length === 0) {
+    session.loop = new SessionLoop(deps.loopDeps(config, emit), ctx);
+  } else {
+    session.loop.setContext(ctx);
+  }
+  session.config = config;
+  const after = {
+    backend: session.selection.ok ? session.selection.backend.name : null,
+    url: ctx.serverUrl,
+  };
+  if (after.backend !== before.backend || after.url !== before.url) {
+    emitReady(emit, deps.version, session.selection);
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Command-line parsing, separate from running: argv becomes a typed {@linkcode Parsed} value or a
+ * `usage` error, before anything is probed.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { BACKEND_CHOICES, LOG_LEVELS } from "../config.ts";
+import { MuxError } from "../sys/errors.ts";
+import type { Command, Invocation } from "./commands/_command.ts";
+
+/** What argv asks for. */
+export type Parsed =
+  | { kind: "help"; text: string }
+  | { kind: "run"; command: Command; invocation: Invocation };
+
+type OptionSpec = { type: "string" | "boolean"; short?: string };
+
+const GLOBAL: Record<string, OptionSpec & { help: string }> = {
+  config: {
+    type: "string",
+    help: "Config file (else $MUXBRIDGE_CONFIG, else ~/.config/muxbridge/config.json)",
+  },
+  backend: { type: "string", help: `Backend: ${BACKEND_CHOICES.join("|")}` },
+  "log-level": { type: "string", help: `Log level: ${LOG_LEVELS.join("|")}` },
+  "log-file": { type: "string", help: "Write logs to this file instead of stderr" },
+  help: { type: "boolean", short: "h", help: "Show help" },
+  version: { type: "boolean", help: "Show the version" },
+};
+
+/** One flag's help line. */
+function flagLine(name: string, spec: { type: "string" | "boolean"; help: string }): string {
+  return `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`;
+}
+
+/**
+ * The top-level usage text.
+ *
+ * @param commands The command table.
+ * @returns The help text.
+ */
+export function usageText(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    "muxbridge: one terminal-multiplexer pane per OpenCode child session",
+    "",
+    "Usage: muxbridge <command> [flags]",
+    "",
+    "Commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Global flags:",
+    ...Object.entries(GLOBAL).map(([name, spec]) => flagLine(name, spec)),
+    "",
+    "Exit codes: 0 ok, 1 failed, 2 usage, 3 environment (no multiplexer, missing binary, old version, bad config), 130 interrupted.",
+    "`muxbridge <command> --help` shows a command's flags and an example.",
+    "",
+  ].join("\n");
+}
+
+/**
+ * A command's help text.
+ *
+ * @param command The command.
+ * @returns The help text.
+ */
+export function commandHelp(command: Command): string {
+  const flags = Object.entries(command.flags).map(([name, spec]) => flagLine(name, spec));
+  if (command.json) flags.push("  --json  Print JSON on stdout");
+  return [
+    `Usage: ${command.usage}`,
+    "",
+    command.summary,
+    "",
+    command.help,
+    "",
+    ...(flags.length ? ["Flags:", ...flags, ""] : []),
+  ].join("\n");
+}
+
+/**
+ * Parses argv against the command table.
+ *
+ * @param argv The arguments after the program name.
+ * @param commands The command table.
+ * @returns Help to print, or the command to run with its invocation.
+ * @throws {MuxError} `usage` for an unknown command or flag, a missing or extra argument, or an
+ *   invalid global flag value.
+ */
+export function parseInvocation(argv: readonly string[], commands: readonly Command[]): Parsed {
+  const globalOptions: Record<string, OptionSpec> = Object.fromEntries(
+    Object.entries(GLOBAL).map((
+      [k, v],
+    ) => [k, v.short ? { type: v.type, short: v.short } : { type: v.type }]),
+  );
+  // Find the command: the first positional, with global flags (and their values) skipped.
+  const scan = parseArgs({
+    args: [...argv],
+    options: { ...globalOptions, json: { type: "boolean" } },
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const first = scan.tokens?.find((t) => t.kind === "positional");
+  const name = first?.kind === "positional" ? first.value : undefined;
+  if (name === undefined) {
+    if (scan.values.version) {
+      return {
+        kind: "run",
+        command: find(commands, "version"),
+        invocation: { values: {}, positionals: [], global: { json: scan.values.json === true } },
+      };
+    }
+    if (scan.values.help) return { kind: "help", text: usageText(commands) };
+    throw new MuxError("usage", "Cannot run without a command", {
+      hint: "Run `muxbridge --help` for the list",
+    });
+  }
+  const command = find(commands, name);
+  const options: Record<string, OptionSpec> = { ...globalOptions };
+  for (const [flag, spec] of Object.entries(command.flags)) options[flag] = { type: spec.type };
+  if (command.json) options.json = { type: "boolean" };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new MuxError("usage", `Cannot parse the command line: ${(err as Error).message}`, {
+      hint: `Run \`muxbridge ${command.name} --help\``,
+    });
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help) return { kind: "help", text: commandHelp(command) };
+  const positionals = parsed.positionals.slice(1);
+  const [min, max] = command.positionals;
+  if (positionals.length < min || positionals.length > max) {
+    throw new MuxError(
+      "usage",
+      `Cannot run ${command.name}: expected ${
+        min === max ? min : `${min}-${max}`
+      } argument(s), got ${positionals.length}`,
+      {
+        hint: `Usage: ${command.usage}`,
+      },
+    );
+  }
+  const choice = (flag: string, allowed: readonly string[]) => {
+    const v = values[flag];
+    if (v !== undefined && (typeof v !== "string" || !allowed.includes(v))) {
+      throw new MuxError(
+        "usage",
+        `Cannot use --${flag} ${JSON.stringify(v)}: choose one of ${allowed.join(", ")}`,
+      );
+    }
+    return v as string | undefined;
+  };
+  const global = {
+    json: values.json === true,
+    ...(typeof values.config === "string" ? { config: values.config } : {}),
+    ...(choice("backend", BACKEND_CHOICES) ? { backend: values.backend as string } : {}),
+    ...(choice("log-level", LOG_LEVELS) ? { logLevel: values["log-level"] as string } : {}),
+    ...(typeof values["log-file"] === "string" ? { logFile: values["log-file"] } : {}),
+  };
+  const own: Record<string, string | boolean | undefined> = {};
+  for (const flag of Object.keys(command.flags)) own[flag] = values[flag];
+  return { kind: "run", command, invocation: { values: own, positionals, global } };
+}
+
+function find(commands: readonly Command[], name: string): Command {
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    throw new MuxError("usage", `Cannot run unknown command ${JSON.stringify(name)}`, {
+      hint: "Run `muxbridge --help` for the list",
+    });
+  }
+  return command;
+}

@@ -1,0 +1,78 @@
+/**
+ * `muxbridge bridge`: bridge mode (NDJSON on stdin and stdout), what the OpenCode plugin runs.
+ *
+ * @module
+ */
+
+import { type Credentials, envCredentials } from "../../opencode/attach.ts";
+import { runBridge } from "../../bridge/bridge.ts";
+import { runCleanup } from "../../session/cleanup.ts";
+import { stateDir } from "../../config.ts";
+import { createLogger, fileSink, stderrSink } from "../../sys/log.ts";
+import { createPaneStore } from "../../session/pane_store.ts";
+import { ownerStamp } from "../../sys/processes.ts";
+import { selectBackend } from "../../select_backend.ts";
+import type { Command } from "./_command.ts";
+import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+
+/** The `bridge` command. */
+export const bridgeCommand: Command = {
+  name: "bridge",
+  summary: "Run bridge mode: OpenCode events in on stdin, protocol lines out on stdout",
+  usage: "muxbridge bridge [--url URL] [--dir DIR]",
+  help: [
+    "Reads one JSON event per line on stdin and answers with JSON lines on stdout (see",
+    "`muxbridge schema protocol`). Logs go to stderr or --log-file. Ends with a `bye` line on end",
+    "of input, bridge.shutdown, SIGTERM, SIGINT or SIGHUP, after closing owned panes.",
+    "",
+    "Example:",
+    `  printf '%s\\n' '{"type":"bridge.ping","id":1}' | muxbridge bridge --url http://127.0.0.1:4096`,
+  ].join("\n"),
+  flags: {
+    url: { type: "string", help: "The OpenCode server URL (else bridge.hello)" },
+    dir: { type: "string", help: "The project directory (default: the current directory)" },
+  },
+  positionals: [0, 0],
+  json: false,
+  async run(inv, deps) {
+    // Validate the config before anything else: a bad config is exit 3 before `ready`.
+    const base = loadConfig(inv.global, deps);
+    const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
+    const owner = ownerStamp(deps.processes);
+    const auth = envCredentials(deps.env);
+    const client = (url: string, credentials?: Credentials) => serverClient(deps, url, credentials);
+    const code = await runBridge({
+      io: deps.bridgeIO(),
+      log,
+      version: deps.version,
+      start: {
+        ...(typeof inv.values.url === "string" ? { url: inv.values.url } : {}),
+        directory: typeof inv.values.dir === "string" ? inv.values.dir : deps.cwd,
+        ...(auth ? { auth } : {}),
+      },
+      resolveConfig: (hello) => hello === undefined ? base : loadConfig(inv.global, deps, hello),
+      select: (config) => selectBackend({ ...backendDeps(config, deps), log }, deps.backends),
+      loopDeps: (config, emit) => ({
+        clock: deps.clock,
+        log,
+        emit,
+        config,
+        store: createPaneStore(stateDir(config, deps.env)),
+        processes: deps.processes,
+        owner,
+        server: client,
+      }),
+      reclaim: (backend, credentials, onCorrupt) =>
+        runCleanup({
+          store: createPaneStore(stateDir(base, deps.env)),
+          backends: { [backend.name]: backend },
+          processes: deps.processes,
+          client: (url) => client(url, credentials),
+          clock: deps.clock,
+          log,
+          graceMs: base.close_grace_ms,
+        }, { dryRun: false, all: false, self: owner, onCorrupt }),
+    });
+    return { text: "", exitCode: code };
+  },
+};

@@ -1,0 +1,68 @@
+/**
+ * `muxbridge cleanup`: closes owned panes left behind by a bridge that is gone.
+ *
+ * @module
+ */
+
+import { envCredentials } from "../../opencode/attach.ts";
+import type { Backend } from "../../backend.ts";
+import { runCleanup } from "../../session/cleanup.ts";
+import type { BackendName } from "../../identity.ts";
+import { selectBackend } from "../../select_backend.ts";
+import type { Command } from "./_command.ts";
+import { backendDeps, loadConfig, paneStore, serverClient } from "./_context.ts";
+
+/** The `cleanup` command. */
+export const cleanupCommand: Command = {
+  name: "cleanup",
+  summary: "Close panes left behind by a bridge that is gone",
+  usage: "muxbridge cleanup [--dry-run] [--all] [--json]",
+  help: [
+    "For every owned pane whose owner process is dead: closes it when its session is deleted,",
+    "idle, or its server does not answer; keeps it while the session is busy. Panes of a running",
+    "bridge are never touched; panes from `muxbridge spawn` only with --all.",
+    "",
+    "Example:",
+    "  muxbridge cleanup --dry-run --json",
+  ].join("\n"),
+  flags: {
+    "dry-run": { type: "boolean", help: "Report what would be closed, close nothing" },
+    all: { type: "boolean", help: "Include panes opened by `muxbridge spawn`" },
+  },
+  positionals: [0, 0],
+  json: true,
+  async run(inv, deps) {
+    const config = loadConfig(inv.global, deps);
+    const store = paneStore(config, deps);
+    const wanted = new Set<BackendName>(store.list().records.map((r) => r.backend));
+    const backends: Partial<Record<BackendName, Backend>> = {};
+    const bdeps = backendDeps(config, deps);
+    if (bdeps.identity.backend) wanted.add(bdeps.identity.backend);
+    for (const name of wanted) {
+      const selection = await selectBackend(
+        { ...bdeps, config: { ...config, backend: name } },
+        deps.backends,
+        deps.signal,
+      );
+      if (selection.ok) backends[name] = selection.backend;
+      else deps.log.warn(`cleanup cannot use ${name}: ${selection.message}`);
+    }
+    const auth = envCredentials(deps.env);
+    const report = await runCleanup({
+      store,
+      backends,
+      processes: deps.processes,
+      client: (url) => serverClient(deps, url, auth),
+      clock: deps.clock,
+      log: deps.log,
+      graceMs: config.close_grace_ms,
+    }, { dryRun: inv.values["dry-run"] === true, all: inv.values.all === true });
+    for (const b of Object.values(backends)) await b?.dispose?.();
+    const verb = inv.values["dry-run"] ? "would close" : "closed";
+    const lines = [
+      ...report.closed.map((e) => `${verb} ${e.backend} ${e.paneId} (${e.sessionId}): ${e.reason}`),
+      ...report.kept.map((e) => `kept ${e.backend} ${e.paneId} (${e.sessionId}): ${e.reason}`),
+    ];
+    return { json: report, text: lines.length ? `${lines.join("\n")}\n` : "nothing to clean up\n" };
+  },
+};

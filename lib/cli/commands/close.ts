@@ -1,0 +1,69 @@
+/**
+ * `muxbridge close`: graceful close of a pane muxbridge owns (`--force`: any pane).
+ *
+ * @module
+ */
+
+import { closePane } from "../../session/close_pane.ts";
+import { MuxError } from "../../sys/errors.ts";
+import { validateTarget } from "../../validate.ts";
+import type { Command } from "./_command.ts";
+import { loadConfig, openBackend, paneStore } from "./_context.ts";
+
+/** The `close` command. */
+export const closeCommand: Command = {
+  name: "close",
+  summary: "Close a pane muxbridge owns (interrupt, grace, kill, verify)",
+  usage: "muxbridge close PANE_ID [--force] [--json]",
+  help: [
+    "Sends the interrupt, waits up to close_grace_ms for the program to end, kills the pane,",
+    "verifies it is gone and that its program did not survive. A pane that is already gone is",
+    "success. Refuses a pane muxbridge did not open unless --force.",
+    "",
+    "Example:",
+    "  muxbridge close %5",
+  ].join("\n"),
+  flags: { force: { type: "boolean", help: "Close the pane even if muxbridge does not own it" } },
+  positionals: [1, 1],
+  json: true,
+  async run(inv, deps) {
+    const paneId = inv.positionals[0];
+    try {
+      validateTarget("pane id", paneId);
+    } catch (err) {
+      throw new MuxError("usage", (err as Error).message);
+    }
+    let config = loadConfig(inv.global, deps);
+    const store = paneStore(config, deps);
+    const candidates = store.list().records.filter((r) =>
+      r.paneId === paneId && (inv.global.backend === undefined || r.backend === inv.global.backend)
+    );
+    const record = candidates[0];
+    if (record && inv.global.backend === undefined && config.backend === "auto") {
+      config = { ...config, backend: record.backend };
+    }
+    const backend = await openBackend(config, deps);
+    const info = await backend.inspect(paneId, deps.signal);
+    const marked = info?.sessionId !== undefined && info.sessionId !== "";
+    const owned = (record !== undefined && record.backend === backend.name) || marked;
+    if (!owned && !inv.values.force && info !== null) {
+      throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge did not open it`, {
+        hint: "Pass --force to close it anyway",
+      });
+    }
+    const result = await closePane(backend, paneId, {
+      graceMs: config.close_grace_ms,
+      clock: deps.clock,
+      processes: deps.processes,
+      signal: deps.signal,
+      pid: record?.pid,
+      pidStart: record?.pidStart,
+    });
+    store.remove(backend.name, paneId);
+    await backend.dispose?.();
+    return {
+      json: { paneId, closed: true, alreadyGone: result.alreadyGone },
+      text: result.alreadyGone ? `${paneId} was already gone\n` : `closed ${paneId}\n`,
+    };
+  },
+};

@@ -1,0 +1,384 @@
+/**
+ * `muxbridge demo`: the main job on an embedded default. Starts a private headless tmux server,
+ * runs the real bridge (protocol, session loop, tmux backend) on a scripted child-session
+ * lifecycle with a harmless stand-in for `opencode attach`, narrates every step with the real
+ * pane ids, draws the layout, and leaves nothing running.
+ *
+ * @module
+ */
+
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BridgeIO, runBridge } from "../../bridge/bridge.ts";
+import { type Config, resolveConfig } from "../../config.ts";
+import { MuxError } from "../../sys/errors.ts";
+import { createLogger, type LogLevel } from "../../sys/log.ts";
+import { createPaneStore } from "../../session/pane_store.ts";
+import { ownerStamp } from "../../sys/processes.ts";
+import type { OutMessage } from "../../bridge/protocol.ts";
+import { selectBackend } from "../../select_backend.ts";
+import type { CliDeps, Command } from "./_command.ts";
+import { drawPanes } from "./_layout_picture.ts";
+
+const STAND_IN = `#!/bin/sh
+# muxbridge demo: a harmless stand-in for \`opencode attach\`. It shows the argv it was given
+# and exits on Ctrl+C, as the real TUI does.
+trap 'exit 0' INT TERM
+printf '\\033[1mstand-in for: opencode attach\\033[0m\\n'
+for a in "$@"; do printf '  %s\\n' "$a"; done
+while :; do sleep 1; done
+`;
+
+const WAIT_MS = 15_000;
+
+/** A scripted bridge input plus a record of its output, for driving the real bridge. */
+class Script {
+  readonly out: OutMessage[] = [];
+  #lines: string[] = [];
+  #wake: (() => void) | null = null;
+  #ended = false;
+  #waiters: Array<() => void> = [];
+
+  io(onSignal: BridgeIO["onSignal"]): BridgeIO {
+    return {
+      input: this.#input(),
+      write: (line) => {
+        this.out.push(JSON.parse(line) as OutMessage);
+        for (const w of this.#waiters.splice(0)) w();
+      },
+      flush: () => Promise.resolve(),
+      onSignal,
+    };
+  }
+
+  async *#input(): AsyncGenerator<Uint8Array> {
+    const enc = new TextEncoder();
+    while (true) {
+      while (this.#lines.length) yield enc.encode(this.#lines.shift()!);
+      if (this.#ended) return;
+      await new Promise<void>((r) => (this.#wake = r));
+    }
+  }
+
+  send(message: unknown): void {
+    this.#lines.push(`${JSON.stringify(message)}\n`);
+    this.#wake?.();
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake?.();
+  }
+
+  async until<T extends OutMessage>(
+    what: string,
+    pred: (m: OutMessage) => m is T,
+    deps: CliDeps,
+  ): Promise<T> {
+    const deadline = deps.clock.now() + WAIT_MS;
+    while (true) {
+      const hit = this.out.find(pred);
+      if (hit) {
+        this.out.splice(this.out.indexOf(hit), 1);
+        return hit;
+      }
+      if (deps.clock.now() > deadline) {
+        throw new MuxError("timed_out", `Cannot finish the demo: no ${what} within ${WAIT_MS} ms`);
+      }
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        deps.clock.setTimeout(resolve, 100);
+      });
+    }
+  }
+}
+
+const opened =
+  (sid: string) => (m: OutMessage): m is Extract<OutMessage, { type: "pane.opened" }> =>
+    m.type === "pane.opened" && m.sessionID === sid;
+const closed =
+  (sid: string) => (m: OutMessage): m is Extract<OutMessage, { type: "pane.closed" }> =>
+    m.type === "pane.closed" && m.sessionID === sid;
+const isBye = (m: OutMessage): m is Extract<OutMessage, { type: "bye" }> => m.type === "bye";
+
+function info(id: string, title: string, parentID?: string, directory?: string) {
+  return { id, title, ...(parentID ? { parentID } : {}), ...(directory ? { directory } : {}) };
+}
+
+/** The `demo` command. */
+export const demoCommand: Command = {
+  name: "demo",
+  summary: "Run the main job on a private tmux server with a scripted session lifecycle",
+  usage: "muxbridge demo",
+  help: [
+    "Starts its own headless tmux server on a private socket (your tmux is never touched), runs",
+    "the real bridge on a scripted lifecycle (three children open, one goes idle and closes, turns",
+    "busy and reopens, one is deleted, then shutdown) with a stand-in for `opencode attach`,",
+    "narrates each step with the real pane ids, draws the layout, and cleans up.",
+    "",
+    "Example:",
+    "  muxbridge demo",
+  ].join("\n"),
+  flags: {},
+  positionals: [0, 0],
+  json: false,
+  async run(inv, deps) {
+    const factory = deps.backends.tmux;
+    if (!factory) {
+      throw new MuxError("no_backend", "Cannot run the demo: this build has no tmux backend");
+    }
+    const say = (text: string) => deps.stdout(`${text}\n`);
+    const dir = mkdtempSync(join(tmpdir(), "muxbridge-demo-"));
+    const socket = `muxbridge-demo-${deps.processes.selfPid}`;
+    const tmux = (...args: string[]) =>
+      deps.run(["tmux", "-L", socket, ...args], { timeoutMs: 5000, env: { TMUX: "" } });
+    let serverStarted = false;
+    try {
+      const version = await deps.run(["tmux", "-V"], { timeoutMs: 5000 });
+      const project = join(dir, "project with 'quotes' and spaces");
+      mkdirSync(project);
+      const standIn = join(dir, "opencode");
+      writeFileSync(standIn, STAND_IN);
+      chmodSync(standIn, 0o755);
+
+      say(`muxbridge demo (${version.stdout.trim()}, private server -L ${socket})`);
+      const parentCmd =
+        `printf '\\033[1mOpenCode (parent session)\\033[0m\\nmuxbridge opens one pane per child session beside this one.\\n'; exec sleep 100000`;
+      const started = await tmux(
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "demo",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "-c",
+        project,
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "--",
+        "/bin/sh",
+        "-c",
+        parentCmd,
+      );
+      if (started.code !== 0) {
+        throw new MuxError(
+          "command_failed",
+          `Cannot start the demo tmux server: ${started.stderr.trim()}`,
+        );
+      }
+      serverStarted = true;
+      const anchor = started.stdout.trim();
+      await tmux("set-option", "-g", "pane-border-status", "top");
+      await tmux("select-pane", "-t", anchor, "-T", "OpenCode (parent)");
+      say(`  started tmux server; the parent OpenCode pane is ${anchor}`);
+
+      const config: Config = resolveConfig({
+        env: () => undefined,
+        flags: {
+          backend: "tmux",
+          tmux: { socket_name: socket, target: anchor },
+          opencode_bin: standIn,
+          idle_close_delay_ms: 600,
+          min_pane_lifetime_ms: 600,
+          close_grace_ms: 250,
+          poll_interval_ms: 500,
+          state_dir: join(dir, "state"),
+        },
+      });
+      // Quiet by default; `--log-level debug` shows the loop's transitions.
+      const log = createLogger((inv.global.logLevel ?? "warn") as LogLevel);
+      const script = new Script();
+      const bridge = runBridge({
+        // Ctrl+C during the demo ends the bridge in order; the finally block stops the server.
+        io: script.io((handler) => {
+          const onAbort = () => handler("SIGINT");
+          deps.signal.addEventListener("abort", onAbort, { once: true });
+          return () => deps.signal.removeEventListener("abort", onAbort);
+        }),
+        log,
+        version: deps.version,
+        start: { directory: project },
+        resolveConfig: () => config,
+        // The demo's identity is empty on purpose: it never acts on the tmux you run it in.
+        select: (c) =>
+          selectBackend({
+            run: deps.run,
+            env: () => undefined,
+            clock: deps.clock,
+            config: c,
+            identity: { backend: null, layers: [], harness: { name: null } },
+            log,
+          }, { tmux: factory }),
+        loopDeps: (c, emit) => ({
+          clock: deps.clock,
+          log,
+          emit,
+          config: c,
+          store: createPaneStore(c.state_dir!),
+          processes: deps.processes,
+          owner: ownerStamp(deps.processes),
+        }),
+      });
+
+      const ready = await script.until(
+        "ready",
+        (m): m is Extract<OutMessage, { type: "ready" }> => m.type === "ready",
+        deps,
+      );
+      say(`\n1. bridge ready: protocol ${ready.protocol}, backend ${ready.backend}`);
+      script.send({
+        type: "bridge.hello",
+        serverUrl: "http://127.0.0.1:4096/",
+        directory: project,
+      });
+
+      const P = "ses_demoParent",
+        C1 = "ses_demoChild1",
+        C2 = "ses_demoChild2",
+        C3 = "ses_demoChild3";
+      const titles: Record<string, string> = {
+        [C1]: "explore: map the repository",
+        [C2]: "review: check the tests",
+        [C3]: "fix: $(touch /tmp/pwned) `id` 'quoted'\u001b]0;evil\u0007",
+      };
+      script.send({
+        type: "session.created",
+        properties: { sessionID: P, info: info(P, "parent") },
+      });
+      for (const c of [C1, C2, C3]) {
+        script.send({
+          type: "session.created",
+          properties: { sessionID: c, info: info(c, titles[c], P, project) },
+        });
+        script.send({
+          type: "session.status",
+          properties: { sessionID: c, status: { type: "busy" } },
+        });
+      }
+      const panes: Record<string, string> = {};
+      for (const c of [C1, C2, C3]) {
+        panes[c] = (await script.until(`pane.opened for ${c}`, opened(c), deps)).paneId;
+      }
+      say(
+        `2. three child sessions created and busy -> panes ${panes[C1]}, ${panes[C2]}, ${
+          panes[C3]
+        } opened (the root session gets none)`,
+      );
+      say(
+        `   the hostile title of ${C3} arrives as plain text: ${
+          JSON.stringify(await paneTitle(tmux, panes[C3]))
+        }`,
+      );
+      await picture(tmux, say, deps);
+
+      script.send({
+        type: "session.status",
+        properties: { sessionID: C2, status: { type: "idle" } },
+      });
+      script.send({ type: "session.idle", properties: { sessionID: C2 } });
+      const c2closed = await script.until(`pane.closed for ${C2}`, closed(C2), deps);
+      say(
+        `3. ${C2} went idle -> after idle_close_delay_ms its pane ${c2closed.paneId} closed (reason ${c2closed.reason}: Ctrl+C, wait, verify)`,
+      );
+
+      script.send({
+        type: "session.status",
+        properties: { sessionID: C2, status: { type: "busy" } },
+      });
+      const c2again = await script.until(`pane.opened for ${C2}`, opened(C2), deps);
+      say(`4. ${C2} turned busy again -> reopened as ${c2again.paneId}`);
+
+      script.send({
+        type: "session.updated",
+        properties: { sessionID: C1, info: info(C1, "explore: done mapping", P, project) },
+      });
+      script.send({
+        type: "session.deleted",
+        properties: { sessionID: C3, info: info(C3, titles[C3], P, project) },
+      });
+      const c3closed = await script.until(`pane.closed for ${C3}`, closed(C3), deps);
+      say(
+        `5. ${C3} was deleted -> pane ${c3closed.paneId} closed at once (reason ${c3closed.reason}); ${C1} retitled to ${
+          JSON.stringify(await paneTitle(tmux, panes[C1]))
+        }`,
+      );
+      await picture(tmux, say, deps);
+
+      script.send({ type: "bridge.shutdown" });
+      script.end();
+      const bye = await script.until("bye", isBye, deps);
+      await bridge;
+      const left = await tmux("list-panes", "-a", "-F", "#{pane_id}");
+      say(
+        `6. shutdown -> bye, ${bye.closed} owned panes closed; panes left: ${
+          left.stdout.trim().split("\n").join(" ")
+        } (the parent only)`,
+      );
+      return { text: "" };
+    } finally {
+      if (serverStarted) await tmux("kill-server").catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+      deps.stdout("done: the private tmux server is stopped and its files removed\n");
+    }
+  },
+};
+
+async function paneTitle(
+  tmux: (...a: string[]) => Promise<{ stdout: string }>,
+  pane: string,
+): Promise<string> {
+  return (await tmux(
+    "list-panes",
+    "-t",
+    pane,
+    "-f",
+    `#{==:#{pane_id},${pane}}`,
+    "-F",
+    "#{pane_title}",
+  )).stdout.trim();
+}
+
+async function picture(
+  tmux: (...a: string[]) => Promise<{ stdout: string }>,
+  say: (t: string) => void,
+  deps: CliDeps,
+): Promise<void> {
+  // Let the debounced layout pass land before drawing.
+  await new Promise<void>((resolve) => deps.clock.setTimeout(resolve, 300));
+  const sep = "\u001f";
+  const out = await tmux(
+    "list-panes",
+    "-t",
+    "demo:0",
+    "-F",
+    [
+      "#{pane_id}",
+      "#{pane_left}",
+      "#{pane_top}",
+      "#{pane_width}",
+      "#{pane_height}",
+      "#{pane_title}",
+      "#{window_width}",
+      "#{window_height}",
+    ].join(sep),
+  );
+  const rows = out.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(sep));
+  if (rows.length === 0) return;
+  const boxes = rows.map((r) => ({
+    id: r[0],
+    left: +r[1],
+    top: +r[2],
+    width: +r[3],
+    height: +r[4],
+    label: r[5],
+  }));
+  say("");
+  for (const line of drawPanes(boxes, +rows[0][6], +rows[0][7])) say(`   ${line}`);
+  say("");
+}

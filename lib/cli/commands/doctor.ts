@@ -1,0 +1,207 @@
+/**
+ * `muxbridge doctor`: checks config, backend, binaries, versions, OpenCode and the server URL,
+ * each with a hint when it fails.
+ *
+ * @module
+ */
+
+import { envCredentials } from "../../opencode/attach.ts";
+import type { Check } from "../../backend.ts";
+import { toMuxError } from "../../sys/errors.ts";
+import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
+import { selectBackend } from "../../select_backend.ts";
+import { normalizeServerUrl } from "../../validate.ts";
+import type { CliDeps, Command } from "./_command.ts";
+import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+
+/** A failed check from what was thrown; the error's own hint wins over `hint`. */
+function failedCheck(name: string, err: unknown, hint: string): Check {
+  const e = toMuxError(err);
+  return { name, status: "fail", detail: e.message, hint: e.hint ?? hint };
+}
+
+/** Runs `<opencode_bin> --version`. */
+async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
+  try {
+    const r = await deps.run([bin, "--version"], { timeoutMs: 15_000, signal: deps.signal });
+    const version = /\d+\.\d+\.\d+\S*/.exec(r.stdout)?.[0];
+    if (r.code !== 0 || !version) {
+      return {
+        name: "opencode binary",
+        status: "fail",
+        detail: `${bin} --version exited ${r.code}`,
+        hint: "Check the opencode_bin setting",
+      };
+    }
+    // Panes run this binary's `attach`: its version decides the command's syntax.
+    const verdict = attachSupport(version);
+    if (verdict.supported === false) {
+      return {
+        name: "opencode binary",
+        status: "fail",
+        detail:
+          `${bin} ${version}: its attach differs from \`attach <url> --session <id> --dir <dir>\``,
+        hint: verdict.hint,
+      };
+    }
+    return {
+      name: "opencode binary",
+      status: "pass",
+      detail: `${bin} ${version} (panes need ${SUPPORTED_OPENCODE})`,
+    };
+  } catch (err) {
+    const e = toMuxError(err);
+    return {
+      name: "opencode binary",
+      status: "fail",
+      detail: e.message,
+      hint: `Install OpenCode (npm install -g opencode-ai) or set opencode_bin`,
+    };
+  }
+}
+
+/** Probes the server the way the bridge will: health, a session lookup, auth. */
+async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
+  let url;
+  try {
+    url = normalizeServerUrl(rawUrl);
+  } catch (err) {
+    return [{
+      name: "server URL",
+      status: "fail",
+      detail: (err as Error).message,
+      hint: "Pass the URL OpenCode listens on",
+    }];
+  }
+  const auth = url.auth ?? envCredentials(deps.env);
+  const client = serverClient(deps, url.url, auth);
+  const checks: Check[] = [];
+  const call = { signal: deps.signal };
+  try {
+    const health = await client.health(call);
+    checks.push({
+      name: "server health",
+      status: health.healthy ? "pass" : "fail",
+      detail: `${url.url} healthy=${health.healthy}${
+        health.version ? ` version ${health.version}` : ""
+      }`,
+      ...(health.healthy ? {} : { hint: "Restart OpenCode" }),
+    });
+    checks.push(serverVersionCheck(health.version));
+  } catch (err) {
+    return [failedCheck("server health", err, "Start OpenCode with --port 0")];
+  }
+  try {
+    await client.session("ses_muxbridgeDoctorProbe", call);
+    await client.statusMap(call);
+    checks.push({
+      name: "server session lookup",
+      status: "pass",
+      detail: auth ? "authenticated" : "no credentials needed",
+    });
+  } catch (err) {
+    checks.push(failedCheck("server session lookup", err, "Check the server URL"));
+  }
+  return checks;
+}
+
+/** The server's version against the versions whose `attach` panes can run (issue 7 item 7). */
+function serverVersionCheck(version: string | undefined): Check {
+  const verdict = attachSupport(version);
+  if (verdict.supported === null) {
+    return {
+      name: "server version",
+      status: "warn",
+      detail: "the server did not report its version",
+      hint: `Panes need OpenCode ${SUPPORTED_OPENCODE}; check \`opencode --version\``,
+    };
+  }
+  if (verdict.supported === false) {
+    return {
+      name: "server version",
+      status: "fail",
+      detail: `OpenCode ${verdict.version}: the bridge skips every child (unsupported_version)`,
+      hint: verdict.hint,
+    };
+  }
+  return {
+    name: "server version",
+    status: "pass",
+    detail: `OpenCode ${verdict.version} is in ${SUPPORTED_OPENCODE}`,
+  };
+}
+
+/** The `doctor` command. */
+export const doctorCommand: Command = {
+  name: "doctor",
+  summary: "Check backend, binaries, versions, OpenCode and the server",
+  usage: "muxbridge doctor [--url URL] [--json]",
+  help: [
+    "Every check prints pass, warn or fail with what it found and, for a failure, what to do.",
+    "Exit 1 if any check fails.",
+    "",
+    "Example:",
+    "  muxbridge doctor --url http://127.0.0.1:4096",
+  ].join("\n"),
+  flags: {
+    url: { type: "string", help: "Also probe this OpenCode server (health, session lookup, auth)" },
+  },
+  positionals: [0, 0],
+  json: true,
+  async run(inv, deps) {
+    const checks: Check[] = [];
+    let config;
+    try {
+      config = loadConfig(inv.global, deps);
+      checks.push({
+        name: "config",
+        status: "pass",
+        detail: `backend ${config.backend}, layout ${config.layout}`,
+      });
+    } catch (err) {
+      checks.push(failedCheck("config", err, "Fix the config file"));
+    }
+    if (config) {
+      const bdeps = backendDeps(config, deps);
+      const layers = bdeps.identity.layers.map((l) => l.backend).join(" > ") || "none";
+      checks.push({
+        name: "environment",
+        status: bdeps.identity.backend ? "pass" : "warn",
+        detail: `multiplexer layers: ${layers}`,
+        ...(bdeps.identity.backend ? {} : {
+          hint: "Run inside tmux, zellij, herdr, kitty or cmux, or set backend and its target",
+        }),
+      });
+      const selection = await selectBackend(bdeps, deps.backends, deps.signal);
+      if (selection.ok) {
+        checks.push({
+          name: "backend",
+          status: "pass",
+          detail:
+            `${selection.backend.name} ${selection.probe.version} (${selection.probe.binary})`,
+        });
+        checks.push(...await selection.backend.doctor(deps.signal));
+        await selection.backend.dispose?.();
+      } else {
+        checks.push({
+          name: "backend",
+          status: "fail",
+          detail: selection.message,
+          hint: selection.hint,
+        });
+      }
+      checks.push(await opencodeCheck(config.opencode_bin, deps));
+    }
+    if (typeof inv.values.url === "string") {
+      checks.push(...await serverChecks(inv.values.url, deps));
+    }
+    const failed = checks.some((c) => c.status === "fail");
+    const text =
+      checks.map((c) =>
+        `${c.status.toUpperCase().padEnd(4)} ${c.name}: ${c.detail}${
+          c.hint && c.status !== "pass" ? `\n     hint: ${c.hint}` : ""
+        }`
+      ).join("\n") + "\n";
+    return { json: { checks }, text, exitCode: failed ? 1 : 0 };
+  },
+};

@@ -1,0 +1,105 @@
+/**
+ * `muxbridge spawn`: opens one pane running the attach command and records it with owner `cli`.
+ *
+ * @module
+ */
+
+import { attachArgv, attachEnv, envCredentials } from "../../opencode/attach.ts";
+import { MuxError } from "../../sys/errors.ts";
+import {
+  cleanTitle,
+  normalizeServerUrl,
+  validateDirectory,
+  validateSessionId,
+} from "../../validate.ts";
+import type { Command } from "./_command.ts";
+import { loadConfig, openBackend, paneStore } from "./_context.ts";
+
+/** Reads a required string flag or fails with a usage error. */
+function requiredFlag(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+): string {
+  const v = values[name];
+  if (typeof v !== "string" || v === "") {
+    throw new MuxError("usage", `Cannot run without --${name}`, {
+      hint: "See `muxbridge <command> --help`",
+    });
+  }
+  return v;
+}
+
+/** The `spawn` command. */
+export const spawnCommand: Command = {
+  name: "spawn",
+  summary: "Open a pane attached to one OpenCode session",
+  usage: "muxbridge spawn --session ID --url URL --dir DIR [--title T] [--json]",
+  help: [
+    "Opens a pane next to the current one running `opencode attach URL --session ID --dir DIR`",
+    "(started by argv, never by your shell) and records it as owned by `cli`.",
+    "Credentials come from OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD and reach the pane",
+    "only through its environment. Plain output is the pane id.",
+    "",
+    "Example:",
+    '  muxbridge spawn --session ses_abc123 --url http://127.0.0.1:4096 --dir "$PWD" --title review',
+  ].join("\n"),
+  flags: {
+    session: { type: "string", help: "The OpenCode session id (ses_…)" },
+    url: { type: "string", help: "The OpenCode server URL" },
+    dir: { type: "string", help: "The session's directory (absolute)" },
+    title: { type: "string", help: "The pane title (default: the session id)" },
+  },
+  positionals: [0, 0],
+  json: true,
+  async run(inv, deps) {
+    const sessionId = requiredFlag(inv.values, "session");
+    const rawUrl = requiredFlag(inv.values, "url");
+    const dir = requiredFlag(inv.values, "dir");
+    let server;
+    try {
+      validateSessionId(sessionId);
+      validateDirectory(dir);
+      server = normalizeServerUrl(rawUrl);
+    } catch (err) {
+      throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
+    }
+    const title = cleanTitle(typeof inv.values.title === "string" ? inv.values.title : sessionId);
+    const config = loadConfig(inv.global, deps);
+    const backend = await openBackend(config, deps);
+    const auth = server.auth ?? envCredentials(deps.env);
+    if (auth && !backend.capabilities.env) {
+      throw new MuxError(
+        "auth_unsupported",
+        `Cannot pass the server password to a ${backend.name} pane without exposing it`,
+      );
+    }
+    const pane = await backend.spawn({
+      sessionId,
+      title,
+      argv: attachArgv(config.opencode_bin, server.url, sessionId, dir),
+      cwd: dir,
+      env: attachEnv(auth),
+      owner: "cli",
+      signal: deps.signal,
+    });
+    // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
+    const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
+    paneStore(config, deps).put({
+      sessionId,
+      paneId: pane.paneId,
+      backend: backend.name,
+      title,
+      openedAt: new Date(deps.clock.now()).toISOString(),
+      owner: "cli",
+      server: server.url,
+      directory: dir,
+      ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
+      ...(pidStart !== undefined ? { pidStart } : {}),
+    });
+    await backend.dispose?.();
+    return {
+      json: { paneId: pane.paneId, backend: backend.name, sessionId },
+      text: `${pane.paneId}\n`,
+    };
+  },
+};

@@ -1,0 +1,184 @@
+/**
+ * Status polling: while sessions are tracked, `GET /session/status` every `poll_interval_ms`
+ * (one request per project directory: the status map is per instance, research
+ * `opencode-peer.md` §4) and report every tracked session as busy, idle or absent. Polls never
+ * overlap; with nothing tracked no timer is armed and nothing is sent.
+ *
+ * A server that does not answer (or answers 401) produces no observations, so no decision is
+ * made from it; polling backs off (doubling, capped) and says so once, and once again when the
+ * server answers.
+ *
+ * @module
+ */
+
+import type { Clock, TimerId } from "../sys/clock.ts";
+import { toMuxError } from "../sys/errors.ts";
+import type { Logger } from "../sys/log.ts";
+import type { OpencodeClient } from "./client.ts";
+
+/** One session to poll. */
+export interface PollTarget {
+  /** The session. */
+  readonly sessionId: string;
+  /** Its project directory (polls are grouped by it). */
+  readonly directory: string;
+}
+
+/** What a poll saw of one session: idle sessions are normally absent from the map. */
+export type PollStatus = "busy" | "idle" | "absent";
+
+/** What the poller is built from. */
+export interface StatusPollerDeps {
+  /** The clock. */
+  clock: Clock;
+  /** Logs. */
+  log: Logger;
+  /** `poll_interval_ms`. */
+  intervalMs: number;
+  /** Whether anything is tracked (cheap; called after every change). */
+  active(): boolean;
+  /** The sessions to poll now. */
+  targets(): PollTarget[];
+  /** The server client, or null when no server is known (then nothing is polled). */
+  client(): OpencodeClient | null;
+  /** Receives one observation; `at` is when the request was sent (older than later events). */
+  observe(sessionId: string, status: PollStatus, at: number): void;
+  /** The longest pause after failures. @default 30000 (never below the interval) */
+  maxBackoffMs?: number;
+  /** The most one request may take. @default min(2000, the interval) */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * Polls the server's status map while sessions are tracked.
+ *
+ * @example
+ * ```ts ignore
+ * const poller = new StatusPoller({ clock, log, intervalMs: 2000, active, targets, client, observe });
+ * poller.update(); // after every change to what is tracked
+ * poller.stop(); // at shutdown
+ * ```
+ */
+export class StatusPoller {
+  readonly #deps: StatusPollerDeps;
+  #timer: TimerId | null = null;
+  #inFlight: AbortController | null = null;
+  #failures = 0;
+  #reachable: boolean | null = null;
+  #stopped = false;
+
+  /**
+   * Creates a poller; it does nothing until {@linkcode StatusPoller.update}.
+   *
+   * @param deps Clock, logger, interval, what to poll and where the results go.
+   */
+  constructor(deps: StatusPollerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Whether the last poll got an answer (null before the first). */
+  get reachable(): boolean | null {
+    return this.#reachable;
+  }
+
+  /** Whether a poll is scheduled or in flight. */
+  get running(): boolean {
+    return this.#timer !== null || this.#inFlight !== null;
+  }
+
+  /** Starts polling when something is tracked and stops when nothing is. */
+  update(): void {
+    if (this.#stopped) return;
+    if (this.#deps.active() && this.#deps.client() !== null) {
+      if (this.#timer === null && this.#inFlight === null) this.#schedule(this.#deps.intervalMs);
+      return;
+    }
+    this.#cancel();
+  }
+
+  /** Stops for good: clears the timer and aborts a poll in flight. */
+  stop(): void {
+    this.#stopped = true;
+    this.#cancel();
+  }
+
+  #cancel(): void {
+    if (this.#timer !== null) this.#deps.clock.clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#inFlight?.abort();
+    this.#inFlight = null;
+  }
+
+  #schedule(ms: number): void {
+    this.#timer = this.#deps.clock.setTimeout(() => {
+      this.#timer = null;
+      void this.#poll();
+    }, ms);
+  }
+
+  async #poll(): Promise<void> {
+    const client = this.#deps.client();
+    const targets = this.#deps.targets();
+    if (!client || targets.length === 0 || this.#stopped) return;
+    const byDir = new Map<string, string[]>();
+    for (const t of targets) {
+      const ids = byDir.get(t.directory) ?? [];
+      ids.push(t.sessionId);
+      byDir.set(t.directory, ids);
+    }
+    const abort = new AbortController();
+    this.#inFlight = abort;
+    const at = this.#deps.clock.now();
+    const timeoutMs = this.#deps.requestTimeoutMs ?? Math.min(2000, this.#deps.intervalMs);
+    const results = await Promise.allSettled(
+      [...byDir].map(async ([directory, ids]) => {
+        const map = await client.statusMap({ directory, signal: abort.signal, timeoutMs });
+        return { ids, map };
+      }),
+    );
+    if (this.#inFlight !== abort) return; // cancelled meanwhile: nothing is tracked any more
+    this.#inFlight = null;
+    let answered = false;
+    let failure: string | null = null;
+    for (const r of results) {
+      if (r.status === "rejected") {
+        const e = toMuxError(r.reason);
+        failure ??= `${e.message}${e.hint ? `. ${e.hint}` : ""}`;
+        continue;
+      }
+      answered = true;
+      for (const id of r.value.ids) this.#deps.observe(id, r.value.map.get(id) ?? "absent", at);
+    }
+    this.#account(client.url, answered, failure);
+    if (this.#stopped) return;
+    if (this.#deps.active() && this.#timer === null && this.#inFlight === null) {
+      this.#schedule(this.#delay());
+    }
+  }
+
+  #account(url: string, answered: boolean, failure: string | null): void {
+    if (answered) {
+      if (this.#reachable === false) {
+        this.#deps.log.info(`the OpenCode server at ${url} answers status polls again`);
+      }
+      this.#reachable = true;
+      this.#failures = 0;
+      return;
+    }
+    this.#failures++;
+    if (this.#reachable !== false) {
+      this.#deps.log.warn(
+        `cannot poll session status: ${failure}; backing off, and no pane is closed on a poll until it answers`,
+      );
+    }
+    this.#reachable = false;
+  }
+
+  /** The pause before the next poll: the interval, doubled per failure up to the cap. */
+  #delay(): number {
+    const interval = this.#deps.intervalMs;
+    if (this.#failures === 0) return interval;
+    const cap = Math.max(interval, this.#deps.maxBackoffMs ?? 30_000);
+    return Math.min(interval * 2 ** Math.min(this.#failures, 20), cap);
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Reclaims panes left behind by a bridge that is gone: a recorded pane (or a pane carrying
+ * muxbridge's marks) whose owner process is dead is closed when its session is deleted, idle, or
+ * on a server that does not answer, and kept while the session is busy or the server refuses
+ * the credentials (then nothing can be told). Panes of a live owner are never touched; `cli`
+ * panes only with `all`. Both `muxbridge cleanup` and a starting bridge run it.
+ *
+ * @module
+ */
+
+import type { Backend } from "../backend.ts";
+import type { Clock } from "../sys/clock.ts";
+import { closePane } from "./close_pane.ts";
+import { toMuxError } from "../sys/errors.ts";
+import type { BackendName } from "../identity.ts";
+import type { Logger } from "../sys/log.ts";
+import type { OpencodeClient } from "../opencode/client.ts";
+import type { PaneRecord, PaneStore } from "./pane_store.ts";
+import { ownerAlive, type Processes } from "../sys/processes.ts";
+
+/** One pane cleanup looked at, and what it decided. */
+export interface CleanupEntry {
+  /** The pane. */
+  paneId: string;
+  /** Its backend. */
+  backend: BackendName;
+  /** Its session. */
+  sessionId: string;
+  /** Why it was closed or kept. */
+  reason: string;
+}
+
+/** What cleanup did. */
+export interface CleanupReport {
+  /** Panes closed (or, in a dry run, that would be). */
+  closed: CleanupEntry[];
+  /** Panes kept. */
+  kept: CleanupEntry[];
+  /**
+   * Of the kept panes, those of a dead owner whose session is busy: a bridge takes them over
+   * (`SessionLoop.adopt`) so they close when the session goes idle.
+   */
+  adoptable: Array<{ record: PaneRecord; parentId?: string }>;
+}
+
+/** What cleanup needs. */
+export interface CleanupDeps {
+  /** The record store. */
+  store: PaneStore;
+  /** Backends by name (only those usable here); a record of another backend is kept. */
+  backends: Partial<Record<BackendName, Backend>>;
+  /** The process seam. */
+  processes: Processes;
+  /** A server client for a recorded server URL (null: none can be built). */
+  client(serverUrl: string): OpencodeClient | null;
+  /** The clock. */
+  clock: Clock;
+  /** Logs. */
+  log: Logger;
+  /** `close_grace_ms`. */
+  graceMs: number;
+}
+
+/** Options of {@linkcode runCleanup}. */
+export interface CleanupOptions {
+  /** Decide and report, close nothing. */
+  dryRun: boolean;
+  /** Include panes opened by `muxbridge spawn` (owner `cli`). */
+  all: boolean;
+  /** Never touch panes of this owner (the bridge running the cleanup). */
+  self?: string;
+  /** Told of each unreadable record (already moved aside); it is also logged. */
+  onCorrupt?: (entry: { file: string; reason: string }) => void;
+}
+
+type Verdict = { close: boolean; reason: string; busy?: { parentId?: string } };
+
+async function sessionVerdict(
+  record: Pick<PaneRecord, "sessionId" | "server" | "directory">,
+  deps: CleanupDeps,
+): Promise<Verdict> {
+  if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
+  const client = deps.client(record.server);
+  if (!client) return { close: true, reason: "owner gone, server unusable" };
+  // The status map and the lookup are per project directory (research opencode-peer.md §4).
+  const call = record.directory ? { directory: record.directory } : {};
+  try {
+    const session = await client.session(record.sessionId, call);
+    if (session === null) return { close: true, reason: "session deleted" };
+    const status = (await client.statusMap(call)).get(record.sessionId);
+    return status === "busy"
+      ? {
+        close: false,
+        reason: "session busy",
+        busy: session.parentID ? { parentId: session.parentID } : {},
+      }
+      : { close: true, reason: "session idle" };
+  } catch (err) {
+    const e = toMuxError(err);
+    // A server that answers but refuses the credentials may well run the session: keep it.
+    if (e.code === "auth_failed") {
+      return { close: false, reason: "server refused the credentials; session state unknown" };
+    }
+    return { close: true, reason: `server unreachable (${e.code})` };
+  }
+}
+
+/**
+ * Runs a cleanup pass.
+ *
+ * @param deps Store, backends, processes, server clients.
+ * @param options Dry run, all, self.
+ * @returns What was closed and kept, each with its reason.
+ */
+export async function runCleanup(
+  deps: CleanupDeps,
+  options: CleanupOptions,
+): Promise<CleanupReport> {
+  const report: CleanupReport = { closed: [], kept: [], adoptable: [] };
+  const { records, corrupt } = deps.store.list();
+  for (const c of corrupt) {
+    deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
+    options.onCorrupt?.(c);
+  }
+  const seen = new Set<string>();
+
+  const decide = async (
+    entry: Omit<CleanupEntry, "reason">,
+    owner: string,
+    record: PaneRecord | undefined,
+    pid: number | undefined,
+  ) => {
+    const keep = (reason: string) => report.kept.push({ ...entry, reason });
+    if (owner === options.self) return keep("owned by this bridge");
+    if (owner === "cli" && !options.all) return keep("opened by `muxbridge spawn`; use --all");
+    if (owner !== "cli" && ownerAlive(deps.processes, owner)) return keep("owner running");
+    const backend = deps.backends[entry.backend];
+    if (!backend) return keep(`${entry.backend} not available here`);
+    let info;
+    try {
+      info = await backend.inspect(entry.paneId);
+    } catch (err) {
+      return keep(`cannot inspect: ${toMuxError(err).message}`);
+    }
+    const close = () =>
+      closePane(backend, entry.paneId, {
+        graceMs: deps.graceMs,
+        clock: deps.clock,
+        processes: deps.processes,
+        pid,
+        pidStart: record?.pidStart,
+      });
+    if (info === null) {
+      if (!options.dryRun && record) {
+        // The pane went away (closed by hand?) but its program may have survived it.
+        try {
+          await close();
+        } catch (err) {
+          return keep(`program survived its pane: ${toMuxError(err).message}`);
+        }
+        deps.store.remove(record.backend, record.paneId);
+      }
+      report.closed.push({ ...entry, reason: "already gone" });
+      return;
+    }
+    const verdict = await sessionVerdict(
+      { sessionId: entry.sessionId, server: record?.server, directory: record?.directory },
+      deps,
+    );
+    if (!verdict.close) {
+      if (verdict.busy && record) report.adoptable.push({ record, ...verdict.busy });
+      return keep(verdict.reason);
+    }
+    if (!options.dryRun) {
+      try {
+        await close();
+        if (record) deps.store.remove(record.backend, record.paneId);
+      } catch (err) {
+        return keep(`close failed: ${toMuxError(err).message}`);
+      }
+    }
+    report.closed.push({ ...entry, reason: verdict.reason });
+  };
+
+  for (const record of records) {
+    seen.add(`${record.backend}\0${record.paneId}`);
+    await decide(
+      { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId },
+      record.owner,
+      record,
+      record.pid,
+    );
+  }
+  // Panes that carry marks but no record (a crash between the split and the record).
+  for (const backend of Object.values(deps.backends)) {
+    if (!backend?.capabilities.marks) continue;
+    let marked;
+    try {
+      marked = await backend.listOwned();
+    } catch (err) {
+      deps.log.warn(`cannot list ${backend.name} panes: ${toMuxError(err).message}`);
+      continue;
+    }
+    for (const pane of marked) {
+      if (seen.has(`${backend.name}\0${pane.paneId}`) || !pane.owner || !pane.sessionId) continue;
+      await decide(
+        { paneId: pane.paneId, backend: backend.name, sessionId: pane.sessionId },
+        pane.owner,
+        undefined,
+        pane.pid,
+      );
+    }
+  }
+  return report;
+}

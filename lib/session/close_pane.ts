@@ -1,0 +1,184 @@
+/**
+ * The one close procedure every backend shares: interrupt, wait until the pane is gone or the
+ * grace period ends (whichever is first), kill, verify the pane is gone, then make sure the
+ * pane's program did not survive it.
+ *
+ * @module
+ */
+
+import type { Backend, PaneInfo } from "../backend.ts";
+import { type Clock, waitFor } from "../sys/clock.ts";
+import { isMuxError, MuxError } from "../sys/errors.ts";
+import { type Processes, sameProcess } from "../sys/processes.ts";
+
+/** Options of {@linkcode closePane}. */
+export interface ClosePaneOptions {
+  /** The most to wait between interrupt and kill (`close_grace_ms`). */
+  graceMs: number;
+  /** The clock. */
+  clock: Clock;
+  /** The process seam; without it a surviving program is not checked. */
+  processes?: Processes;
+  /** How long to wait for a killed pane to disappear. @default 2000 */
+  verifyMs?: number;
+  /** Aborts the wait (the kill still happens). */
+  signal?: AbortSignal;
+  /** The pane program's pid when the caller recorded it at spawn. */
+  pid?: number;
+  /**
+   * The start stamp of `pid` read at spawn ({@linkcode Processes.startTime}). A pane that is
+   * already gone has its recorded program checked only when this is given and still matches,
+   * so a pid the system has since reused is never signalled.
+   */
+  pidStart?: string;
+}
+
+/** What {@linkcode closePane} did. */
+export interface ClosePaneResult {
+  /** The pane was already gone before anything was sent. */
+  alreadyGone: boolean;
+  /** The pane had to be killed (the interrupt did not end it within the grace period). */
+  killed: boolean;
+  /** The pane's program outlived its pane and was terminated. */
+  programTerminated: boolean;
+}
+
+/** Runs an operation, reading `pane_not_found` as "gone". */
+async function unlessGone(op: () => Promise<void>): Promise<boolean> {
+  try {
+    await op();
+    return false;
+  } catch (err) {
+    if (isMuxError(err, "pane_not_found")) return true;
+    throw err;
+  }
+}
+
+/**
+ * Closes a pane gracefully and verifies it. "Already gone" is success.
+ *
+ * @param backend The backend.
+ * @param paneId The pane.
+ * @param options Grace period, clock, process seam.
+ * @returns What happened.
+ * @throws {MuxError} `close_unverified` when the pane, or its program, is still there after
+ *   the kill; any backend error of the interrupt or kill.
+ */
+export async function closePane(
+  backend: Backend,
+  paneId: string,
+  options: ClosePaneOptions,
+): Promise<ClosePaneResult> {
+  const { clock, processes } = options;
+  const before = await backend.inspect(paneId, options.signal);
+  // The program to check afterwards. A live pane's pid is current: read its start stamp now.
+  // A dead (held) pane's pid is stale and a gone pane has none, so only the recorded pid and
+  // stamp can be trusted for them.
+  let program: { pid: number; start: string | undefined } | undefined;
+  if (before?.pid !== undefined && !before.dead) {
+    program = { pid: before.pid, start: processes?.startTime(before.pid) };
+  } else if (options.pid !== undefined && options.pidStart !== undefined) {
+    program = { pid: options.pid, start: options.pidStart };
+  }
+  const survivor = async () =>
+    program && processes
+      ? await terminateSurvivor(processes, program.pid, clock, options.graceMs, program.start)
+      : false;
+  if (!before) return { alreadyGone: true, killed: false, programTerminated: await survivor() };
+  // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
+  let last: PaneInfo | null = before;
+  if (!before.dead) {
+    if (await unlessGone(() => backend.interrupt(paneId, options.signal))) last = null;
+    else if (options.graceMs > 0) {
+      await waitFor(clock, async () => {
+        last = await backend.inspect(paneId);
+        return last === null || last.dead;
+      }, {
+        deadline: clock.now() + options.graceMs,
+        initialIntervalMs: 10,
+        maxIntervalMs: 50,
+        signal: options.signal,
+      });
+    }
+  }
+  let killed = false;
+  // Still there (or its program ended but the pane stays: remain-on-exit, held panes): kill it.
+  if (last !== null) {
+    killed = !(await unlessGone(() => backend.kill(paneId)));
+    const verified = await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
+      deadline: clock.now() + (options.verifyMs ?? 2000),
+      initialIntervalMs: 5,
+      maxIntervalMs: 100,
+    });
+    if (!verified) {
+      throw new MuxError(
+        "close_unverified",
+        `Cannot close pane "${paneId}": it is still there after the kill`,
+        {
+          hint: "Close it by hand; `muxbridge list` still shows it",
+        },
+      );
+    }
+  }
+  return { alreadyGone: false, killed, programTerminated: await survivor() };
+}
+
+/**
+ * Ends a pane program that outlived its pane, with everything it started: SIGTERM to its process
+ * group (and to any process of its session that left the group), then SIGKILL after the grace
+ * period, then a check that nothing is left. The OpenCode TUI ignores the SIGHUP a closing
+ * pane delivers (research peers.md (b) 1), and a launcher that dies of it can leave its child
+ * running, so the leader alone is not the test: the whole group and session are.
+ *
+ * A pid is only signalled while it is still the recorded process: a live leader whose start
+ * stamp differs from `start` is a later process that reused the number, and is left alone.
+ * While any member of the group or session lives, Linux does not hand its id out again, so a
+ * dead leader's leftover members are still the program's own.
+ *
+ * @param processes The process seam.
+ * @param pid The program's pid (a process-group and session leader in a pane).
+ * @param clock The clock.
+ * @param graceMs The most to wait before SIGKILL.
+ * @param start The leader's start stamp when it was known good; undefined: no check possible.
+ * @returns Whether something had survived and was signalled.
+ * @throws {MuxError} `close_unverified` when a process is still there after SIGKILL.
+ */
+export async function terminateSurvivor(
+  processes: Processes,
+  pid: number,
+  clock: Clock,
+  graceMs: number,
+  start?: string,
+): Promise<boolean> {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  const leaderAlive = processes.alive(pid);
+  if (leaderAlive && !sameProcess(processes, pid, start)) return false; // reused pid
+  const survivors = () => {
+    const members = processes.members(pid);
+    // A reused pid could only lead a group once the old one ended: re-check the leader.
+    return members.includes(pid) && !sameProcess(processes, pid, start) ? [] : members;
+  };
+  const ended = (ms: number) =>
+    waitFor(clock, () => survivors().length === 0, {
+      deadline: clock.now() + ms,
+      initialIntervalMs: 5,
+      maxIntervalMs: 50,
+    });
+  const send = (sig: "SIGTERM" | "SIGKILL") => {
+    const members = survivors();
+    if (members.length === 0) return;
+    processes.signal(pid, sig, true);
+    for (const member of members) if (member !== pid) processes.signal(member, sig, false);
+  };
+  // The pane's close delivers SIGHUP; give the program a moment to act on it first.
+  if (await ended(Math.min(graceMs, 100))) return false;
+  send("SIGTERM");
+  if (await ended(Math.max(graceMs, 100))) return true;
+  send("SIGKILL");
+  if (await ended(1000)) return true;
+  throw new MuxError(
+    "close_unverified",
+    `Cannot end the program of a closed pane: pid ${pid} or its children survived SIGKILL`,
+    { hint: `Check \`ps -g ${pid}\` and end what is left by hand` },
+  );
+}

@@ -1,0 +1,641 @@
+/**
+ * The life of one child session's pane as a pure state machine.
+ *
+ * {@linkcode transition} takes a record, an event and the time, and returns the next record and
+ * the effects to run as data. It does no I/O, reads no clock and never throws, so every
+ * transition is tested without a multiplexer. The session loop runs the effects and feeds their
+ * outcomes back as events.
+ *
+ * States:
+ * - `dormant`: no pane. A busy signal (a change to busy) opens one; a new record can also adopt
+ *   the pane a dead bridge left for this (busy) session.
+ * - `awaiting`: waiting for the server to know the child before the pane attaches (readiness);
+ *   a delete or shutdown cancels the wait, and no pane opens.
+ * - `opening`: a spawn is in flight; idle, delete and shutdown signals wait in `idleSince`/`then`.
+ * - `open`: the pane is up; `idleSince` set means an idle close is pending. It happens once the
+ *   idle delay and the minimum lifetime have passed and `idleConfirmations` polls saw the child
+ *   idle or absent, or, whatever the polls say, one poll interval later; a final recheck
+ *   (bounded by the loop to half a poll interval, at most 1 s) may still cancel it. So the close
+ *   starts by `idle_close_delay_ms + 1.5 × poll_interval_ms` after the signal (for a pane past
+ *   its minimum lifetime) and, with `close_grace_ms` well under half a poll interval (the
+ *   defaults: 250 ms against 2000 ms), ends within the contract's `idle_close_delay_ms + 2 ×
+ *   poll_interval_ms`. A busy signal or poll cancels it.
+ * - `closing`: a close is in flight (or waits to be retried); `then` says what follows.
+ * - `stuck`: every close attempt failed; reported, kept for `list` and `cleanup`.
+ * - `deleted`: the tombstone; every later event is ignored.
+ *
+ * @module
+ */
+
+import type { CloseReason, OutMessage, SkipReason } from "../bridge/protocol.ts";
+
+/** Why a session has no pane. */
+export type Dormancy = "new" | "idle" | "gone" | "failed" | "skipped" | "shutdown";
+
+/** What happens after a close completes. */
+export type AfterClose = "dormant" | "reopen" | "delete" | "exit";
+
+/** Where a session's pane is. */
+export type SessionState =
+  | { readonly kind: "dormant"; readonly why: Dormancy }
+  | { readonly kind: "awaiting"; readonly idleSince: number | null }
+  | {
+    readonly kind: "opening";
+    readonly idleSince: number | null;
+    readonly then: "keep" | "delete" | "shutdown";
+  }
+  | {
+    readonly kind: "open";
+    readonly paneId: string;
+    readonly openedAt: number;
+    readonly idleSince: number | null;
+    /** Polls that saw the child idle or absent since `idleSince`. */
+    readonly confirmations: number;
+    readonly rechecking: boolean;
+  }
+  | {
+    readonly kind: "closing";
+    readonly paneId: string;
+    readonly reason: CloseReason;
+    readonly attempt: number;
+    readonly waiting: boolean;
+    readonly then: AfterClose;
+  }
+  | { readonly kind: "stuck"; readonly paneId: string; readonly deleted: boolean }
+  | { readonly kind: "deleted" };
+
+/** Everything muxbridge knows of one child session. */
+export interface SessionRecord {
+  /** The session id (validated). */
+  readonly id: string;
+  /** The parent session. */
+  readonly parentId: string;
+  /** The clean pane title. */
+  readonly title: string;
+  /** The session's directory, when an event gave one. */
+  readonly directory?: string;
+  /** The last status seen; statuses are level-triggered. */
+  readonly activity: "unknown" | "busy" | "idle";
+  /** When `activity` last changed; a poll sent before it is stale and ignored. */
+  readonly activityAt: number;
+  /** A background job of this session runs (an idle close waits for it). */
+  readonly jobRunning: boolean;
+  /** Where the pane is. */
+  readonly state: SessionState;
+}
+
+/** What the machine reacts to. */
+export type MachineEvent =
+  | { readonly type: "created" }
+  | { readonly type: "updated"; readonly title: string; readonly directory?: string }
+  | { readonly type: "status"; readonly status: "busy" | "idle" }
+  | { readonly type: "deleted" }
+  | { readonly type: "job"; readonly running: boolean }
+  | { readonly type: "timer" }
+  | { readonly type: "spawned"; readonly paneId: string; readonly backend: string }
+  /** A busy session's pane left by a bridge that died, taken over by this one. */
+  | { readonly type: "adopted"; readonly paneId: string; readonly backend: string }
+  | {
+    readonly type: "spawn_failed";
+    readonly code: string;
+    readonly message: string;
+    readonly skip?: { readonly reason: SkipReason; readonly hint: string };
+  }
+  | { readonly type: "closed" }
+  | { readonly type: "close_failed"; readonly code: string; readonly message: string }
+  | {
+    readonly type: "recheck";
+    readonly status: "busy" | "idle" | "absent" | "deleted" | "unknown";
+  }
+  | { readonly type: "poll"; readonly status: "busy" | "idle" | "absent"; readonly at: number }
+  | { readonly type: "ready" }
+  | { readonly type: "unready"; readonly reason: SkipReason; readonly hint: string }
+  | { readonly type: "gone"; readonly paneId: string }
+  | { readonly type: "shutdown"; readonly closePanes: boolean };
+
+/** What the loop must do; every effect concerns the record's own session. */
+export type Effect =
+  | { readonly type: "await_ready" }
+  | { readonly type: "cancel_ready" }
+  | { readonly type: "spawn" }
+  | { readonly type: "close"; readonly paneId: string; readonly reason: CloseReason }
+  | { readonly type: "retitle"; readonly paneId: string; readonly title: string }
+  | { readonly type: "arm"; readonly at: number }
+  | { readonly type: "disarm" }
+  | { readonly type: "recheck" }
+  | { readonly type: "layout" }
+  | { readonly type: "emit"; readonly message: OutMessage };
+
+/** The timing the machine works with. */
+export interface MachineConfig {
+  /** `idle_close_delay_ms`. */
+  readonly idleCloseDelayMs: number;
+  /** `min_pane_lifetime_ms`. */
+  readonly minPaneLifetimeMs: number;
+  /** Close attempts after the first before giving up. */
+  readonly closeRetries: number;
+  /** Pause before the first retry; it doubles each time. */
+  readonly closeRetryDelayMs: number;
+  /** Ask for a final status check before an idle close. */
+  readonly recheck: boolean;
+  /** Wait until the server knows the child before spawning (`await_ready`). */
+  readonly readiness: boolean;
+  /** Polls that must see the child idle or absent after an idle signal (0: none expected). */
+  readonly idleConfirmations: number;
+  /** `poll_interval_ms`: the longest extra wait for those confirmations. */
+  readonly pollIntervalMs: number;
+}
+
+/** The result of a transition. */
+export interface Transition {
+  /** The next record. */
+  readonly record: SessionRecord;
+  /** The effects to run, in order. */
+  readonly effects: readonly Effect[];
+}
+
+/**
+ * A new record for a child session, with no pane yet.
+ *
+ * @param id The validated session id.
+ * @param parentId The parent's id.
+ * @param title The clean title.
+ * @param directory The session's directory.
+ * @returns The record, `dormant` ("new").
+ */
+export function newRecord(
+  id: string,
+  parentId: string,
+  title: string,
+  directory?: string,
+): SessionRecord {
+  const record: SessionRecord = {
+    id,
+    parentId,
+    title,
+    activity: "unknown",
+    activityAt: Number.NEGATIVE_INFINITY,
+    jobRunning: false,
+    state: { kind: "dormant", why: "new" },
+  };
+  return directory === undefined ? record : { ...record, directory };
+}
+
+/** When an idle close of an open pane is due. */
+export function idleDueAt(
+  state: { openedAt: number; idleSince: number },
+  config: MachineConfig,
+): number {
+  return Math.max(
+    state.idleSince + config.idleCloseDelayMs,
+    state.openedAt + config.minPaneLifetimeMs,
+  );
+}
+
+/**
+ * When an idle close stops waiting for poll confirmations: one poll interval after it is due,
+ * which keeps the close within `idle_close_delay_ms + 2 × poll_interval_ms` of the idle signal.
+ */
+function idleGiveUpAt(
+  state: { openedAt: number; idleSince: number },
+  config: MachineConfig,
+): number {
+  return idleDueAt(state, config) + config.pollIntervalMs;
+}
+
+/** Whether the record holds a pane muxbridge must still account for. */
+export function hasPane(state: SessionState): state is Extract<SessionState, { paneId: string }> {
+  return state.kind === "open" || state.kind === "closing" || state.kind === "stuck";
+}
+
+/** Whether the session has a pane or is getting one (what status polls are for). */
+export function isTracked(state: SessionState): boolean {
+  return state.kind === "awaiting" || state.kind === "opening" || state.kind === "open" ||
+    state.kind === "closing";
+}
+
+/** Whether an operation is in flight (the loop waits for these at shutdown). */
+export function isBusy(state: SessionState): boolean {
+  return state.kind === "opening" || state.kind === "closing";
+}
+
+const emit = (message: OutMessage): Effect => ({ type: "emit", message });
+
+/**
+ * Advances a record by one event.
+ *
+ * @param record The current record.
+ * @param event What happened.
+ * @param now The current time (clock milliseconds).
+ * @param config Timing.
+ * @returns The next record and the effects to run.
+ *
+ * @example A created child waits for the server, then opens a pane
+ * ```ts
+ * import { newRecord, transition } from "./machine.ts";
+ * const config = {
+ *   idleCloseDelayMs: 3000, minPaneLifetimeMs: 3000, closeRetries: 2, closeRetryDelayMs: 200,
+ *   recheck: true, readiness: true, idleConfirmations: 1, pollIntervalMs: 2000,
+ * };
+ * let t = transition(newRecord("ses_c", "ses_p", "child"), { type: "created" }, 0, config);
+ * t.effects; // [{ type: "await_ready" }]
+ * t = transition(t.record, { type: "ready" }, 40, config);
+ * t.record.state.kind; // "opening"
+ * t.effects; // [{ type: "spawn" }]
+ * ```
+ */
+export function transition(
+  record: SessionRecord,
+  event: MachineEvent,
+  now: number,
+  config: MachineConfig,
+): Transition {
+  const s = record.state;
+  const to = (state: SessionState, ...effects: Effect[]): Transition => ({
+    record: { ...record, state },
+    effects,
+  });
+  const same: Transition = { record, effects: [] };
+  const sid = record.id;
+
+  if (s.kind === "deleted") return same;
+
+  switch (event.type) {
+    case "created":
+      return s.kind === "dormant" && s.why === "new" ? startOpen(record, null, config) : same;
+
+    case "updated": {
+      const next: SessionRecord = {
+        ...record,
+        title: event.title,
+        ...(event.directory === undefined ? {} : { directory: event.directory }),
+      };
+      const retitle = event.title !== record.title && s.kind === "open";
+      return {
+        record: next,
+        effects: retitle ? [{ type: "retitle", paneId: s.paneId, title: event.title }] : [],
+      };
+    }
+
+    case "status": {
+      if (record.activity === event.status) return same;
+      const r: SessionRecord = { ...record, activity: event.status, activityAt: now };
+      const go = (state: SessionState, ...effects: Effect[]): Transition => ({
+        record: { ...r, state },
+        effects,
+      });
+      const keep: Transition = { record: r, effects: [] };
+      if (event.status === "busy") {
+        switch (s.kind) {
+          case "dormant":
+            return s.why === "shutdown" ? keep : startOpen(r, null, config);
+          case "awaiting":
+          case "opening":
+            return go({ ...s, idleSince: null });
+          case "open":
+            return go({ ...s, idleSince: null, confirmations: 0, rechecking: false }, {
+              type: "disarm",
+            });
+          case "closing":
+            return s.then === "dormant" && s.reason === "idle"
+              ? go({ ...s, then: "reopen" })
+              : keep;
+          default:
+            return keep;
+        }
+      }
+      switch (s.kind) {
+        case "awaiting":
+        case "opening":
+          return go({ ...s, idleSince: now });
+        case "open":
+          return go({ ...s, idleSince: now, confirmations: 0, rechecking: false }, {
+            type: "arm",
+            at: idleDueAt({ openedAt: s.openedAt, idleSince: now }, config),
+          });
+        case "closing":
+          return s.then === "reopen" ? go({ ...s, then: "dormant" }) : keep;
+      }
+      return keep;
+    }
+
+    case "poll": {
+      // A poll sent before the last status event is older news than that event.
+      if (event.at < record.activityAt) return same;
+      if (event.status === "busy") {
+        // Busy (or retry) cancels a pending idle close and reopens like a busy event.
+        return transition(record, { type: "status", status: "busy" }, now, config);
+      }
+      // Idle or absent only confirms an idle signal; absence alone never closes anything.
+      if (s.kind !== "open" || s.idleSince === null || s.rechecking || event.at < s.idleSince) {
+        return same;
+      }
+      const confirmed = { ...s, confirmations: s.confirmations + 1 };
+      const r: SessionRecord = { ...record, state: confirmed };
+      const due = idleDueAt({ openedAt: s.openedAt, idleSince: s.idleSince }, config);
+      if (now < due || confirmed.confirmations < config.idleConfirmations) {
+        return { record: r, effects: [] };
+      }
+      return idleDue(r, confirmed, now, config);
+    }
+
+    case "ready":
+      return s.kind === "awaiting"
+        ? to({ kind: "opening", idleSince: s.idleSince, then: "keep" }, { type: "spawn" })
+        : same;
+
+    case "unready":
+      return s.kind === "awaiting"
+        ? to(
+          { kind: "dormant", why: "skipped" },
+          emit({ type: "pane.skipped", sessionID: sid, reason: event.reason, hint: event.hint }),
+        )
+        : same;
+
+    case "deleted":
+      switch (s.kind) {
+        case "dormant":
+          return to({ kind: "deleted" }, { type: "disarm" });
+        case "awaiting":
+          return to({ kind: "deleted" }, { type: "cancel_ready" });
+        case "opening":
+          return to({ ...s, then: "delete" });
+        case "open":
+          return startClose(record, s.paneId, "deleted", "delete");
+        case "closing":
+          return to({ ...s, then: "delete" });
+        case "stuck":
+          return to({ ...s, deleted: true });
+      }
+      return same;
+
+    case "job": {
+      const r: SessionRecord = { ...record, jobRunning: event.running };
+      if (event.running || s.kind !== "open" || s.idleSince === null || s.rechecking) {
+        return { record: r, effects: [] };
+      }
+      // The job that held the close back ended: close now if the idle close is already due.
+      return idleDue(r, s, now, config);
+    }
+
+    case "timer":
+      if (s.kind === "open" && s.idleSince !== null && !s.rechecking) {
+        return idleDue(record, s, now, config);
+      }
+      if (s.kind === "closing" && s.waiting) {
+        return to({ ...s, waiting: false }, { type: "close", paneId: s.paneId, reason: s.reason });
+      }
+      return same;
+
+    case "recheck":
+      if (s.kind !== "open" || !s.rechecking) return same;
+      switch (event.status) {
+        case "busy":
+          return {
+            record: {
+              ...record,
+              activity: "busy",
+              activityAt: now,
+              state: { ...s, idleSince: null, confirmations: 0, rechecking: false },
+            },
+            effects: [],
+          };
+        case "deleted":
+          // `GET /session/:id` said 404: the session is gone, as if session.deleted came.
+          return startClose(record, s.paneId, "deleted", "delete");
+        default:
+          // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
+          return startClose(record, s.paneId, "idle", "dormant");
+      }
+
+    case "adopted":
+      // Only a session this bridge has not seen yet: one it tracks already has its own pane.
+      if (s.kind !== "dormant" || s.why !== "new") return same;
+      return {
+        record: {
+          ...record,
+          activity: "busy",
+          activityAt: now,
+          state: openState(event.paneId, now, null),
+        },
+        effects: [paneOpened(sid, event), { type: "layout" }],
+      };
+
+    case "spawned":
+      if (s.kind !== "opening") return same;
+      {
+        const opened = paneOpened(sid, event);
+        if (s.then === "delete" || s.then === "shutdown") {
+          const reason: CloseReason = s.then === "delete" ? "deleted" : "shutdown";
+          return to(
+            {
+              kind: "closing",
+              paneId: event.paneId,
+              reason,
+              attempt: 1,
+              waiting: false,
+              then: s.then === "delete" ? "delete" : "exit",
+            },
+            opened,
+            { type: "close", paneId: event.paneId, reason },
+          );
+        }
+        const state = openState(event.paneId, now, s.idleSince);
+        const effects: Effect[] = [opened, { type: "layout" }];
+        if (s.idleSince !== null) {
+          effects.push({
+            type: "arm",
+            at: idleDueAt({ openedAt: now, idleSince: s.idleSince }, config),
+          });
+        }
+        return to(state, ...effects);
+      }
+
+    case "spawn_failed": {
+      if (s.kind !== "opening") return same;
+      const report = event.skip
+        ? emit({
+          type: "pane.skipped",
+          sessionID: sid,
+          reason: event.skip.reason,
+          hint: event.skip.hint,
+        })
+        : emit({
+          type: "pane.failed",
+          sessionID: sid,
+          op: "open",
+          code: event.code,
+          message: event.message,
+        });
+      if (s.then === "delete") return to({ kind: "deleted" }, report);
+      return to({
+        kind: "dormant",
+        why: s.then === "shutdown" ? "shutdown" : event.skip ? "skipped" : "failed",
+      }, report);
+    }
+
+    case "closed": {
+      if (s.kind !== "closing") return same;
+      const closed = emit({
+        type: "pane.closed",
+        sessionID: sid,
+        paneId: s.paneId,
+        reason: s.reason,
+      });
+      switch (s.then) {
+        case "delete":
+          return to({ kind: "deleted" }, closed, { type: "layout" });
+        case "reopen": {
+          const t = startOpen(record, null, config);
+          return { record: t.record, effects: [closed, ...t.effects] };
+        }
+        case "exit":
+          return to({ kind: "dormant", why: "shutdown" }, closed);
+        case "dormant":
+          return to({ kind: "dormant", why: "idle" }, closed, { type: "layout" });
+      }
+      return same;
+    }
+
+    case "close_failed": {
+      if (s.kind !== "closing") return same;
+      if (s.attempt <= config.closeRetries) {
+        const delay = config.closeRetryDelayMs * 2 ** (s.attempt - 1);
+        return to({ ...s, attempt: s.attempt + 1, waiting: true }, {
+          type: "arm",
+          at: now + delay,
+        });
+      }
+      return to(
+        { kind: "stuck", paneId: s.paneId, deleted: s.then === "delete" },
+        emit({
+          type: "pane.failed",
+          sessionID: sid,
+          op: "close",
+          code: event.code,
+          message: event.message,
+        }),
+      );
+    }
+
+    case "gone":
+      if (s.kind !== "open" || s.paneId !== event.paneId) return same;
+      return to(
+        { kind: "dormant", why: "gone" },
+        { type: "disarm" },
+        emit({ type: "pane.closed", sessionID: sid, paneId: s.paneId, reason: "gone" }),
+        { type: "layout" },
+      );
+
+    case "shutdown":
+      if (s.kind === "awaiting") {
+        // No new pane opens while the bridge ends, whatever close_on_exit says.
+        return to({ kind: "dormant", why: "shutdown" }, { type: "cancel_ready" });
+      }
+      if (!event.closePanes) {
+        return s.kind === "opening" && s.then === "shutdown" ? to({ ...s, then: "keep" }) : same;
+      }
+      switch (s.kind) {
+        case "opening":
+          return to({ ...s, then: s.then === "delete" ? "delete" : "shutdown" });
+        case "open":
+          return startClose(record, s.paneId, "shutdown", "exit");
+        case "closing":
+          return s.waiting
+            ? to({ ...s, waiting: false, then: s.then === "delete" ? "delete" : "exit" }, {
+              type: "close",
+              paneId: s.paneId,
+              reason: s.reason,
+            })
+            : to({ ...s, then: s.then === "delete" ? "delete" : "exit" });
+        case "stuck":
+          return to(
+            {
+              kind: "closing",
+              paneId: s.paneId,
+              reason: "shutdown",
+              attempt: config.closeRetries + 1,
+              waiting: false,
+              then: s.deleted ? "delete" : "exit",
+            },
+            { type: "close", paneId: s.paneId, reason: "shutdown" },
+          );
+        default:
+          return to({ kind: "dormant", why: "shutdown" });
+      }
+
+    default: {
+      const never: never = event;
+      throw new TypeError(`Unknown machine event ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** The state of a pane that just came up (spawned or adopted). */
+function openState(paneId: string, now: number, idleSince: number | null): SessionState {
+  return { kind: "open", paneId, openedAt: now, idleSince, confirmations: 0, rechecking: false };
+}
+
+/** The report of a pane that just came up. */
+function paneOpened(sid: string, pane: { paneId: string; backend: string }): Effect {
+  return emit({ type: "pane.opened", sessionID: sid, paneId: pane.paneId, backend: pane.backend });
+}
+
+/** Opens a pane: through readiness when the server is consulted, else straight to the spawn. */
+function startOpen(
+  record: SessionRecord,
+  idleSince: number | null,
+  config: MachineConfig,
+): Transition {
+  return config.readiness
+    ? {
+      record: { ...record, state: { kind: "awaiting", idleSince } },
+      effects: [{ type: "await_ready" }],
+    }
+    : {
+      record: { ...record, state: { kind: "opening", idleSince, then: "keep" } },
+      effects: [{ type: "spawn" }],
+    };
+}
+
+function startClose(
+  record: SessionRecord,
+  paneId: string,
+  reason: CloseReason,
+  then: AfterClose,
+): Transition {
+  return {
+    record: {
+      ...record,
+      state: { kind: "closing", paneId, reason, attempt: 1, waiting: false, then },
+    },
+    effects: [{ type: "disarm" }, { type: "close", paneId, reason }],
+  };
+}
+
+/** An idle close whose timer fired, whose job ended or whose confirmation arrived. */
+function idleDue(
+  record: SessionRecord,
+  s: Extract<SessionState, { kind: "open" }>,
+  now: number,
+  config: MachineConfig,
+): Transition {
+  if (s.idleSince === null) return { record, effects: [] };
+  const at = { openedAt: s.openedAt, idleSince: s.idleSince };
+  const due = idleDueAt(at, config);
+  if (now < due) return { record, effects: [{ type: "arm", at: due }] };
+  // Stable idle: wait for the polls to confirm, but never past the contract's bound.
+  const giveUp = idleGiveUpAt(at, config);
+  if (s.confirmations < config.idleConfirmations && now < giveUp) {
+    return { record, effects: [{ type: "arm", at: giveUp }] };
+  }
+  // A running background job vetoes the close; its end re-evaluates (the `job` event).
+  if (record.jobRunning) return { record, effects: [{ type: "disarm" }] };
+  if (config.recheck) {
+    return {
+      record: { ...record, state: { ...s, rechecking: true } },
+      effects: [{ type: "disarm" }, { type: "recheck" }],
+    };
+  }
+  return startClose(record, s.paneId, "idle", "dormant");
+}

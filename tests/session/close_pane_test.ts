@@ -1,0 +1,158 @@
+/**
+ * closePane() and terminateSurvivor() on a fake backend, fake processes and a fake clock: which
+ * pid is trusted when, the whole group is ended, a reused pid is never signalled.
+ */
+
+import assert from "node:assert/strict";
+import { closePane, terminateSurvivor } from "../../lib/session/close_pane.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
+import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
+import { createFakeClock } from "../fakes/fake_clock.ts";
+import { fakeProcesses } from "../fakes/memory_store.ts";
+
+/** Runs `p` while the fake clock moves on, so its waits end. */
+async function settle<T>(clock: ReturnType<typeof createFakeClock>, p: Promise<T>): Promise<T> {
+  let done = false;
+  // Caught at once (a rejection left pending while time moves counts as unhandled).
+  const outcome = p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  ).finally(() => (done = true));
+  for (let i = 0; i < 200 && !done; i++) await clock.advance(50);
+  const r = await outcome;
+  if (!r.ok) throw r.error;
+  return r.value;
+}
+
+/** A fake backend whose panes report a program pid. */
+async function paneWithPid(pid: number): Promise<{ backend: FakeBackend; paneId: string }> {
+  const backend = createFakeBackend();
+  const inspect = backend.inspect.bind(backend);
+  backend.inspect = async (id) => {
+    const info = await inspect(id);
+    return info ? { ...info, pid } : null;
+  };
+  backend.exitsOnInterrupt = false;
+  const { paneId } = await backend.spawn({
+    sessionId: "ses_a",
+    title: "a",
+    argv: ["opencode"],
+    cwd: "/",
+    env: {},
+    owner: "cli",
+  });
+  return { backend, paneId };
+}
+
+Deno.test("terminateSurvivor() ends a whole group whose leader ignores SIGTERM, child included", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses([700, 701]);
+  processes.leaders.set(701, 700);
+  processes.ignores.set(700, new Set(["SIGTERM"]));
+  processes.ignores.set(701, new Set(["SIGTERM"]));
+  const ended = await settle(clock, terminateSurvivor(processes, 700, clock, 250, "100"));
+  assert.equal(ended, true);
+  assert.deepEqual(processes.signals, [
+    "SIGTERM -700",
+    "SIGTERM 701",
+    "SIGKILL -700",
+    "SIGKILL 701",
+  ]);
+  assert.deepEqual([...processes.living], []);
+});
+
+Deno.test("terminateSurvivor() ends the child a dead wrapper left in its group", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses([801]); // the leader 800 is gone; its child lives on
+  processes.leaders.set(801, 800);
+  const ended = await settle(clock, terminateSurvivor(processes, 800, clock, 250, "100"));
+  assert.equal(ended, true);
+  assert.deepEqual(processes.signals, ["SIGTERM -800", "SIGTERM 801"]);
+  assert.deepEqual([...processes.living], []);
+});
+
+Deno.test("terminateSurvivor() never signals a pid that now belongs to a later process", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses([900, 901]);
+  processes.leaders.set(901, 900);
+  processes.starts.set(900, "555"); // recorded at spawn: "100"
+  const ended = await settle(clock, terminateSurvivor(processes, 900, clock, 250, "100"));
+  assert.equal(ended, false);
+  assert.deepEqual(processes.signals, []);
+  assert.deepEqual([...processes.living].sort(), [900, 901]);
+});
+
+Deno.test("terminateSurvivor() does nothing when the program ended with its pane", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses();
+  assert.equal(await settle(clock, terminateSurvivor(processes, 1000, clock, 250, "100")), false);
+  assert.equal(await settle(clock, terminateSurvivor(processes, 1, clock, 250)), false);
+  assert.deepEqual(processes.signals, []);
+});
+
+Deno.test("terminateSurvivor() reports close_unverified when a process outlives SIGKILL", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses([1100]);
+  processes.ignores.set(1100, new Set(["SIGTERM", "SIGKILL"]));
+  await assert.rejects(
+    settle(clock, terminateSurvivor(processes, 1100, clock, 250, "100")),
+    (err: unknown) => isMuxError(err, "close_unverified"),
+  );
+});
+
+Deno.test("closePane() ends the live pane's program by the pid and start stamp read at close", async () => {
+  const clock = createFakeClock();
+  const { backend, paneId } = await paneWithPid(1200);
+  const processes = fakeProcesses([1200, 1201]);
+  processes.leaders.set(1201, 1200);
+  processes.ignores.set(1201, new Set(["SIGTERM"]));
+  // The recorded pid is stale (say, a pane respawned): the live one wins.
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 250, clock, processes, pid: 4, pidStart: "1" }),
+  );
+  assert.deepEqual(result, { alreadyGone: false, killed: true, programTerminated: true });
+  assert.ok(processes.signals.every((s) => !s.endsWith(" -4") && !s.endsWith(" 4")));
+  assert.deepEqual([...processes.living], []);
+});
+
+Deno.test("closePane() of a pane already gone ends its recorded program only with a matching stamp", async () => {
+  const clock = createFakeClock();
+  const backend = createFakeBackend();
+  const processes = fakeProcesses([1300]);
+  processes.ignores.set(1300, new Set(["SIGTERM"]));
+  // No stamp recorded: the pid may be anyone's by now; left alone.
+  let result = await settle(
+    clock,
+    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300 }),
+  );
+  assert.deepEqual(result, { alreadyGone: true, killed: false, programTerminated: false });
+  // A stamp that no longer matches: a reused pid; left alone.
+  result = await settle(
+    clock,
+    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300, pidStart: "99" }),
+  );
+  assert.equal(result.programTerminated, false);
+  assert.deepEqual(processes.signals, []);
+  // The very process recorded at spawn: ended.
+  result = await settle(
+    clock,
+    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300, pidStart: "100" }),
+  );
+  assert.deepEqual(result, { alreadyGone: true, killed: false, programTerminated: true });
+  assert.deepEqual([...processes.living], []);
+});
+
+Deno.test("closePane() of a dead (held) pane trusts only the recorded pid, not the stale one", async () => {
+  const clock = createFakeClock();
+  const { backend, paneId } = await paneWithPid(1400); // tmux keeps reporting the old pid
+  backend.panes.get(paneId)!.dead = true;
+  const processes = fakeProcesses([1400]); // 1400 is now someone else's process
+  processes.starts.set(1400, "777");
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 250, clock, processes }),
+  );
+  assert.deepEqual(result, { alreadyGone: false, killed: true, programTerminated: false });
+  assert.deepEqual(processes.signals, []);
+});

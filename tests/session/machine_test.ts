@@ -1,0 +1,628 @@
+import assert from "node:assert/strict";
+import {
+  type Effect,
+  type MachineConfig,
+  type MachineEvent,
+  newRecord,
+  type SessionRecord,
+  transition,
+} from "../../lib/session/machine.ts";
+
+const CFG: MachineConfig = {
+  idleCloseDelayMs: 3000,
+  minPaneLifetimeMs: 5000,
+  closeRetries: 2,
+  closeRetryDelayMs: 200,
+  recheck: false,
+  readiness: false,
+  idleConfirmations: 0,
+  pollIntervalMs: 2000,
+};
+
+/** Runs events in order, returning the final record and every effect. */
+function run(
+  events: Array<[MachineEvent, number]>,
+  record: SessionRecord = newRecord("ses_c", "ses_p", "child"),
+  config: MachineConfig = CFG,
+): { record: SessionRecord; effects: Effect[] } {
+  const effects: Effect[] = [];
+  for (const [event, now] of events) {
+    const t = transition(record, event, now, config);
+    record = t.record;
+    effects.push(...t.effects);
+  }
+  return { record, effects };
+}
+
+const types = (effects: Effect[]) =>
+  effects.map((e) =>
+    e.type === "emit"
+      ? `emit:${e.message.type}${"reason" in e.message ? `:${e.message.reason}` : ""}`
+      : e.type
+  );
+
+const opened: Array<[MachineEvent, number]> = [
+  [{ type: "created" }, 0],
+  [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+];
+
+Deno.test("transition() opens a pane when a child is created", () => {
+  const { record, effects } = run([[{ type: "created" }, 0]]);
+  assert.equal(record.state.kind, "opening");
+  assert.deepEqual(effects, [{ type: "spawn" }]);
+});
+
+Deno.test("transition() ignores a repeated session.created while the pane opens", () => {
+  const { effects } = run([[{ type: "created" }, 0], [{ type: "created" }, 1], [{
+    type: "status",
+    status: "busy",
+  }, 2]]);
+  assert.deepEqual(types(effects), ["spawn"]);
+});
+
+Deno.test("transition() reports pane.opened and asks for a layout once the spawn succeeds", () => {
+  const { record, effects } = run(opened);
+  assert.deepEqual(record.state, {
+    kind: "open",
+    paneId: "%1",
+    openedAt: 100,
+    idleSince: null,
+    confirmations: 0,
+    rechecking: false,
+  });
+  assert.deepEqual(types(effects), ["spawn", "emit:pane.opened", "layout"]);
+});
+
+Deno.test("transition() arms the idle close at the later of idle delay and minimum lifetime", () => {
+  const { effects } = run([...opened, [{ type: "status", status: "idle" }, 1000]]);
+  // idle 1000 + 3000 = 4000; opened 100 + 5000 = 5100
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
+});
+
+Deno.test("transition() treats a repeated idle as a no-op (level-triggered)", () => {
+  const { effects } = run([...opened, [{ type: "status", status: "idle" }, 6000], [{
+    type: "status",
+    status: "idle",
+  }, 7000]]);
+  assert.equal(effects.filter((e) => e.type === "arm").length, 1);
+});
+
+Deno.test("transition() cancels a pending idle close on busy", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "status", status: "busy" }, 6500],
+    [{ type: "timer" }, 9000],
+  ]);
+  assert.equal(record.state.kind, "open");
+  assert.ok(types(effects).includes("disarm"));
+  assert.ok(!types(effects).includes("close"));
+});
+
+Deno.test("transition() closes for idleness when the timer fires after the due time", () => {
+  const { record, effects } = run([...opened, [{ type: "status", status: "idle" }, 6000], [{
+    type: "timer",
+  }, 9000]]);
+  assert.equal(record.state.kind, "closing");
+  assert.deepEqual(effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+});
+
+Deno.test("transition() re-arms a timer that fires early", () => {
+  const { record, effects } = run([...opened, [{ type: "status", status: "idle" }, 6000], [{
+    type: "timer",
+  }, 8000]]);
+  assert.equal(record.state.kind, "open");
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 9000 });
+});
+
+Deno.test("transition() holds an idle close while a background job runs and closes when it ends", () => {
+  const held = run([
+    ...opened,
+    [{ type: "job", running: true }, 500],
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "timer" }, 9000],
+  ]);
+  assert.equal(held.record.state.kind, "open");
+  assert.ok(!types(held.effects).includes("close"));
+  const released = run([[{ type: "job", running: false }, 12000]], held.record);
+  assert.equal(released.record.state.kind, "closing");
+  assert.deepEqual(released.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+});
+
+Deno.test("transition() lets a busy status clear the close a job held back", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "job", running: true }, 500],
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "timer" }, 9000],
+    [{ type: "status", status: "busy" }, 9500],
+    [{ type: "job", running: false }, 12000],
+  ]);
+  assert.equal(record.state.kind, "open");
+  assert.ok(!types(effects).includes("close"));
+});
+
+Deno.test("transition() reports pane.closed idle and reopens on the next busy", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "timer" }, 9000],
+    [{ type: "closed" }, 9100],
+    [{ type: "status", status: "busy" }, 10000],
+  ]);
+  assert.equal(record.state.kind, "opening");
+  assert.deepEqual(types(effects).slice(-4), ["close", "emit:pane.closed:idle", "layout", "spawn"]);
+});
+
+Deno.test("transition() reopens after the close when busy arrives during an idle close", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "timer" }, 9000],
+    [{ type: "status", status: "busy" }, 9050],
+    [{ type: "closed" }, 9100],
+  ]);
+  assert.equal(record.state.kind, "opening");
+  assert.deepEqual(types(effects).slice(-2), ["emit:pane.closed:idle", "spawn"]);
+});
+
+Deno.test("transition() closes at once on delete and tombstones the session", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "deleted" }, 200],
+    [{ type: "closed" }, 300],
+    [{ type: "created" }, 400],
+    [{ type: "status", status: "busy" }, 500],
+  ]);
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.deepEqual(types(effects).slice(3), [
+    "disarm",
+    "close",
+    "emit:pane.closed:deleted",
+    "layout",
+  ]);
+});
+
+Deno.test("transition() closes a pane that arrives after its session was deleted", () => {
+  const { record, effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "deleted" }, 10],
+    [{ type: "spawned", paneId: "%7", backend: "tmux" }, 20],
+    [{ type: "closed" }, 30],
+  ]);
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.deepEqual(types(effects), [
+    "spawn",
+    "emit:pane.opened",
+    "close",
+    "emit:pane.closed:deleted",
+    "layout",
+  ]);
+});
+
+Deno.test("transition() retries a failed close with backoff, then reports pane.failed and keeps the pane as stuck", () => {
+  const fail: MachineEvent = { type: "close_failed", code: "timed_out", message: "hung" };
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "deleted" }, 200],
+    [fail, 300],
+    [{ type: "timer" }, 500],
+    [fail, 600],
+    [{ type: "timer" }, 1000],
+    [fail, 1100],
+  ]);
+  assert.deepEqual(record.state, { kind: "stuck", paneId: "%1", deleted: true });
+  const arms = effects.filter((e) => e.type === "arm");
+  assert.deepEqual(arms, [{ type: "arm", at: 500 }, { type: "arm", at: 1000 }]);
+  assert.equal(effects.filter((e) => e.type === "close").length, 3);
+  const last = effects.at(-1);
+  assert.ok(
+    last?.type === "emit" && last.message.type === "pane.failed" && last.message.op === "close",
+  );
+});
+
+Deno.test("transition() reports pane.skipped when the spawn is refused and retries on the next busy", () => {
+  const skip: MachineEvent = {
+    type: "spawn_failed",
+    code: "no_space",
+    message: "full",
+    skip: { reason: "no_space", hint: "close a pane" },
+  };
+  const first = run([[{ type: "created" }, 0], [skip, 10]]);
+  assert.deepEqual(first.record.state, { kind: "dormant", why: "skipped" });
+  assert.deepEqual(types(first.effects), ["spawn", "emit:pane.skipped:no_space"]);
+  const again = run([[{ type: "status", status: "busy" }, 20]], first.record);
+  assert.deepEqual(types(again.effects), ["spawn"]);
+});
+
+Deno.test("transition() reports a hard spawn failure as pane.failed", () => {
+  const { effects } = run([[{ type: "created" }, 0], [{
+    type: "spawn_failed",
+    code: "command_failed",
+    message: "x",
+  }, 1]]);
+  const last = effects.at(-1);
+  assert.ok(
+    last?.type === "emit" && last.message.type === "pane.failed" && last.message.op === "open",
+  );
+});
+
+Deno.test("transition() reports a vanished pane as gone and reopens only on a change to busy", () => {
+  const gone = run([...opened, [{ type: "status", status: "busy" }, 150], [{
+    type: "gone",
+    paneId: "%1",
+  }, 200]]);
+  assert.deepEqual(gone.record.state, { kind: "dormant", why: "gone" });
+  assert.ok(types(gone.effects).includes("emit:pane.closed:gone"));
+  const repeated = run([[{ type: "status", status: "busy" }, 300]], gone.record);
+  assert.deepEqual(repeated.effects, []);
+  const next = run([[{ type: "status", status: "idle" }, 400], [
+    { type: "status", status: "busy" },
+    500,
+  ]], gone.record);
+  assert.deepEqual(types(next.effects), ["spawn"]);
+});
+
+Deno.test("transition() ignores a gone report for another pane", () => {
+  const { record, effects } = run([...opened, [{ type: "gone", paneId: "%9" }, 200]]);
+  assert.equal(record.state.kind, "open");
+  assert.equal(effects.length, 3);
+});
+
+Deno.test("transition() closes for shutdown and never reopens afterwards", () => {
+  const { record, effects } = run([
+    ...opened,
+    [{ type: "shutdown", closePanes: true }, 200],
+    [{ type: "closed" }, 300],
+    [{ type: "status", status: "busy" }, 400],
+  ]);
+  assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
+  assert.deepEqual(types(effects).slice(3), ["disarm", "close", "emit:pane.closed:shutdown"]);
+});
+
+Deno.test("transition() leaves panes open on shutdown when close_on_exit is false", () => {
+  const { record, effects } = run([...opened, [{ type: "shutdown", closePanes: false }, 200]]);
+  assert.equal(record.state.kind, "open");
+  assert.equal(effects.length, 3);
+});
+
+Deno.test("transition() closes a pane that finishes opening during shutdown", () => {
+  const { record, effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "shutdown", closePanes: true }, 5],
+    [{ type: "spawned", paneId: "%2", backend: "tmux" }, 10],
+    [{ type: "closed" }, 20],
+  ]);
+  assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
+  assert.deepEqual(types(effects), [
+    "spawn",
+    "emit:pane.opened",
+    "close",
+    "emit:pane.closed:shutdown",
+  ]);
+});
+
+Deno.test("transition() retitles an open pane when the title changes, not when it repeats", () => {
+  const { effects } = run([
+    ...opened,
+    [{ type: "updated", title: "new" }, 200],
+    [{ type: "updated", title: "new" }, 300],
+  ]);
+  assert.deepEqual(effects.filter((e) => e.type === "retitle"), [{
+    type: "retitle",
+    paneId: "%1",
+    title: "new",
+  }]);
+});
+
+Deno.test("transition() asks for a final recheck before an idle close when configured", () => {
+  const config = { ...CFG, recheck: true };
+  const base = run(
+    [...opened, [{ type: "status", status: "idle" }, 6000], [{ type: "timer" }, 9000]],
+    undefined,
+    config,
+  );
+  assert.deepEqual(base.effects.at(-1), { type: "recheck" });
+  const busy = run([[{ type: "recheck", status: "busy" }, 9100]], base.record, config);
+  assert.equal(busy.record.state.kind, "open");
+  assert.equal(busy.record.activity, "busy");
+  const idle = run([[{ type: "recheck", status: "absent" }, 9100]], base.record, config);
+  assert.deepEqual(idle.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  const unknown = run([[{ type: "recheck", status: "unknown" }, 9100]], base.record, config);
+  assert.equal(unknown.record.state.kind, "closing");
+});
+
+Deno.test("transition() keeps an idle signal that arrives while the pane opens", () => {
+  const { record, effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "status", status: "idle" }, 10],
+    [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+  ]);
+  assert.equal(record.state.kind === "open" && record.state.idleSince, 10);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
+});
+
+// ---------------------------------------------------------------- readiness, polls, stable idle
+
+const SERVER: MachineConfig = {
+  ...CFG,
+  recheck: true,
+  readiness: true,
+  idleConfirmations: 1,
+  pollIntervalMs: 2000,
+};
+
+const ready: Array<[MachineEvent, number]> = [
+  [{ type: "created" }, 0],
+  [{ type: "ready" }, 50],
+  [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+];
+
+Deno.test("transition() waits for readiness before the spawn, once however events repeat", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "created" }, 1],
+      [{ type: "status", status: "busy" }, 2],
+      [{ type: "status", status: "busy" }, 3],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "awaiting", idleSince: null });
+  assert.deepEqual(types(effects), ["await_ready"]);
+  const next = run([[{ type: "ready" }, 10], [{ type: "ready" }, 11]], record, SERVER);
+  assert.deepEqual(types(next.effects), ["spawn"]);
+  assert.equal(next.record.state.kind, "opening");
+});
+
+Deno.test("transition() cancels readiness on delete and ignores a late ready", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "deleted" }, 10],
+      [{ type: "ready" }, 20],
+      [{ type: "status", status: "busy" }, 30],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.deepEqual(types(effects), ["await_ready", "cancel_ready"]);
+});
+
+Deno.test("transition() cancels readiness at shutdown, whatever close_on_exit says", () => {
+  for (const closePanes of [true, false]) {
+    const { record, effects } = run(
+      [
+        [{ type: "created" }, 0],
+        [{ type: "shutdown", closePanes }, 10],
+        [{ type: "ready" }, 20],
+      ],
+      undefined,
+      SERVER,
+    );
+    assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
+    assert.deepEqual(types(effects), ["await_ready", "cancel_ready"]);
+  }
+});
+
+Deno.test("transition() reports pane.skipped when the server is not ready and retries on the next busy", () => {
+  const first = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "unready", reason: "server_unreachable", hint: "start OpenCode with --port 0" }, 10],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(first.record.state, { kind: "dormant", why: "skipped" });
+  assert.deepEqual(first.effects.at(-1), {
+    type: "emit",
+    message: {
+      type: "pane.skipped",
+      sessionID: "ses_c",
+      reason: "server_unreachable",
+      hint: "start OpenCode with --port 0",
+    },
+  });
+  const again = run([[{ type: "status", status: "busy" }, 20]], first.record, SERVER);
+  assert.deepEqual(types(again.effects), ["await_ready"]);
+});
+
+Deno.test("transition() keeps an idle signal that arrives during readiness", () => {
+  const { record, effects } = run(
+    [
+      [{ type: "created" }, 0],
+      [{ type: "status", status: "idle" }, 10],
+      [{ type: "ready" }, 50],
+      [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind === "open" && record.state.idleSince, 10);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
+});
+
+Deno.test("transition() goes through readiness again when a closed pane reopens", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "absent" }, 9040],
+      [{ type: "status", status: "busy" }, 9050],
+      [{ type: "closed" }, 9100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(types(effects).slice(-2), ["emit:pane.closed:idle", "await_ready"]);
+});
+
+Deno.test("transition() never closes on absence without an idle signal", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "busy" }, 150],
+      [{ type: "poll", status: "absent", at: 2000 }, 2000],
+      [{ type: "poll", status: "idle", at: 4000 }, 4000],
+      [{ type: "timer" }, 60_000],
+      [{ type: "poll", status: "absent", at: 60_000 }, 60_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind, "open");
+  assert.ok(!types(effects).some((t) => t === "close" || t === "recheck"));
+});
+
+Deno.test("transition() waits for a poll to confirm the idle, then rechecks before closing", () => {
+  const base = run([...ready, [{ type: "status", status: "idle" }, 6000]], undefined, SERVER);
+  // Due at 9000 but not yet confirmed: wait for a poll, at most one interval.
+  const due = run([[{ type: "timer" }, 9000]], base.record, SERVER);
+  assert.deepEqual(due.effects, [{ type: "arm", at: 11_000 }]);
+  const confirmed = run([[{ type: "poll", status: "absent", at: 9500 }, 9510]], due.record, SERVER);
+  assert.deepEqual(types(confirmed.effects), ["disarm", "recheck"]);
+  const closing = run([[{ type: "recheck", status: "absent" }, 9520]], confirmed.record, SERVER);
+  assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+});
+
+Deno.test("transition() stops waiting for confirmations one poll interval after the close is due", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "timer" }, 9000],
+      [{ type: "timer" }, 11_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(effects.at(-1)?.type, "recheck");
+});
+
+Deno.test("transition() counts a confirmation before the due time and closes when due", () => {
+  const { effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(types(effects).slice(-2), ["disarm", "recheck"]);
+});
+
+Deno.test("transition() ignores a poll sent before the idle signal, both as busy and as confirmation", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "busy" }, 150],
+      [{ type: "status", status: "idle" }, 6000],
+      // Sent at 5990, answered after the idle event: older news than the event.
+      [{ type: "poll", status: "busy", at: 5990 }, 6010],
+      [{ type: "poll", status: "absent", at: 5995 }, 6020],
+      [{ type: "timer" }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.activity, "idle");
+  assert.equal(record.state.kind === "open" && record.state.confirmations, 0);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 11_000 });
+});
+
+Deno.test("transition() cancels a pending idle close on a busy poll", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "busy", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "poll", status: "absent", at: 9000 }, 9000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind === "open" && record.state.idleSince, null);
+  assert.equal(record.activity, "busy");
+  assert.ok(!types(effects).some((t) => t === "close" || t === "recheck"));
+});
+
+Deno.test("transition() turns an idle close into a reopen when a poll sees busy during the close", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "idle" }, 9010],
+      [{ type: "poll", status: "busy", at: 9020 }, 9030],
+      [{ type: "closed" }, 9100],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(record.state.kind, "awaiting");
+  assert.deepEqual(types(effects).slice(-2), ["emit:pane.closed:idle", "await_ready"]);
+});
+
+Deno.test("transition() closes as deleted and tombstones when the recheck finds a 404", () => {
+  const { record, effects } = run(
+    [
+      ...ready,
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "recheck", status: "deleted" }, 9010],
+      [{ type: "closed" }, 9100],
+      [{ type: "status", status: "busy" }, 9200],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.deepEqual(record.state, { kind: "deleted" });
+  assert.ok(types(effects).includes("emit:pane.closed:deleted"));
+  assert.ok(!types(effects).slice(-1).includes("await_ready"));
+});
+
+Deno.test("transition() holds a confirmed idle close while a job runs and closes when it ends", () => {
+  const held = run(
+    [
+      ...ready,
+      [{ type: "job", running: true }, 500],
+      [{ type: "status", status: "idle" }, 6000],
+      [{ type: "poll", status: "absent", at: 7000 }, 7000],
+      [{ type: "timer" }, 9000],
+      [{ type: "timer" }, 11_000],
+    ],
+    undefined,
+    SERVER,
+  );
+  assert.equal(held.record.state.kind, "open");
+  assert.ok(!types(held.effects).some((t) => t === "close" || t === "recheck"));
+  const released = run([[{ type: "job", running: false }, 30_000]], held.record, SERVER);
+  assert.deepEqual(types(released.effects), ["disarm", "recheck"]);
+});
+
+Deno.test("transition() adopts a dead bridge's pane for a session it has not seen, as open and busy", () => {
+  const { record, effects } = run([[{ type: "adopted", paneId: "%9", backend: "tmux" }, 50]]);
+  assert.equal(record.state.kind, "open");
+  assert.equal(record.state.kind === "open" && record.state.paneId, "%9");
+  assert.equal(record.activity, "busy");
+  assert.deepEqual(types(effects), ["emit:pane.opened", "layout"]);
+});
+
+Deno.test("transition() refuses to adopt a pane for a session that already has one", () => {
+  const { record, effects } = run([...opened, [
+    { type: "adopted", paneId: "%9", backend: "tmux" },
+    200,
+  ]]);
+  assert.equal(record.state.kind === "open" && record.state.paneId, "%1");
+  assert.equal(effects.length, 3);
+});
