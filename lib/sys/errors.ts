@@ -49,7 +49,9 @@ export type ErrorCode =
   /** A durable state record cannot be read. */
   | "state_corrupt"
   /** A close did not verify: the pane or its program is still there. */
-  | "close_unverified";
+  | "close_unverified"
+  /** A file could not be written, renamed or removed (permissions, a read-only or full disk). */
+  | "write_failed";
 
 /** Options of {@linkcode MuxError}. */
 export interface MuxErrorOptions {
