@@ -236,9 +236,15 @@ export function planInstall(deps: InstallDeps): Plan {
 
   for (const path of at.legacyPlugins) {
     const text = files.read(path);
-    if (text === null || !isMuxbridgePlugin(text)) continue;
+    if (text === null) continue;
+    const sidecar = path.endsWith(".json");
+    if (sidecar ? readSidecar(text) === null : !isMuxbridgePlugin(text)) continue;
     plan.steps.push({ kind: "remove", path });
-    plan.changed.push({ path, action: "remove", what: "an older copy of the plugin" });
+    plan.changed.push({
+      path,
+      action: "remove",
+      what: sidecar ? "the command recorded for an older copy" : "an older copy of the plugin",
+    });
   }
   for (const edit of edits) {
     const mode = files.stat(edit.path)?.mode ?? 0o644;

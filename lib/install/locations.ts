@@ -1,9 +1,10 @@
 /**
  * Where OpenCode 1.18.33 looks for a user's plugins and config (see `docs/opencode.md`): its
- * global config folder is `$OPENCODE_CONFIG_DIR` when set, else `$XDG_CONFIG_HOME/opencode`,
- * else `~/.config/opencode`; every `*.ts` / `*.js` file directly in its `plugin/` (or
- * `plugins/`) folder is loaded as a plugin, and `opencode.json`, `opencode.jsonc` and the older
- * `config.json` there may list more in `plugin`.
+ * global config folder `$XDG_CONFIG_HOME/opencode` (else `~/.config/opencode`) and, when set,
+ * `$OPENCODE_CONFIG_DIR` too; every `*.ts` / `*.js` file directly in a `plugin/` (or
+ * `plugins/`) folder of either is loaded as a plugin, and `opencode.json`, `opencode.jsonc`
+ * and the older `config.json` there may list more in `plugin`. muxbridge installs into
+ * `$OPENCODE_CONFIG_DIR` when it is set (the user chose it), else into the global folder.
  *
  * @module
  */
@@ -22,7 +23,10 @@ export interface OpencodeLocations {
   plugin: string;
   /** What `install` records beside it: `<pluginDir>/muxbridge.json`. */
   sidecar: string;
-  /** Other places an older muxbridge plugin file may sit (`plugins/muxbridge.ts`). */
+  /**
+   * Other places OpenCode also loads, where an older muxbridge plugin (and its sidecar) may sit:
+   * `plugins/`, and the global folder when `$OPENCODE_CONFIG_DIR` is used instead.
+   */
   legacyPlugins: string[];
   /** The user config files that may list plugins, in the order OpenCode reads them. */
   configFiles: string[];
@@ -44,16 +48,32 @@ export interface OpencodeLocations {
  * ```
  */
 export function opencodeLocations(env: EnvLookup): OpencodeLocations {
-  const base = env("OPENCODE_CONFIG_DIR") || configHome(env);
+  const chosen = env("OPENCODE_CONFIG_DIR");
+  const global = chosen ? globalOrNull(env) : configHome(env);
+  const base = chosen || global!;
   const pluginDir = join(base, "plugin");
+  const others = [join(base, "plugins")];
+  if (chosen && global && global !== chosen) {
+    others.push(join(global, "plugin"), join(global, "plugins"));
+  }
   return {
     configDir: base,
     pluginDir,
     plugin: join(pluginDir, "muxbridge.ts"),
     sidecar: join(pluginDir, "muxbridge.json"),
-    legacyPlugins: [join(base, "plugins", "muxbridge.ts"), join(base, "plugins", "muxbridge.js")],
+    legacyPlugins: others.flatMap((d) =>
+      ["muxbridge.ts", "muxbridge.js", "muxbridge.json"].map((f) => join(d, f))
+    ),
     configFiles: ["config.json", "opencode.json", "opencode.jsonc"].map((f) => join(base, f)),
   };
+}
+
+function globalOrNull(env: EnvLookup): string | null {
+  try {
+    return configHome(env);
+  } catch {
+    return null;
+  }
 }
 
 function configHome(env: EnvLookup): string {

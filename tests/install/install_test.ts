@@ -93,6 +93,27 @@ Deno.test("planInstall() honours OPENCODE_CONFIG_DIR, then XDG_CONFIG_HOME, then
   }
 });
 
+Deno.test("planInstall() into OPENCODE_CONFIG_DIR removes an older muxbridge from the global folder (OpenCode loads both)", () => {
+  const older = PLUGIN_SOURCE.replace(
+    'const PLUGIN_VERSION = "0.1.0"',
+    'const PLUGIN_VERSION = "0.0.9"',
+  );
+  const files = memoryFiles({
+    [PLUGIN]: older,
+    [SIDECAR]: JSON.stringify({ command: ["/old/muxbridge"], version: "0.0.9" }),
+    [`${CONFIG}/plugin/other.ts`]: "export const X = async () => ({});\n",
+  });
+  const plan = install(files, { HOME, OPENCODE_CONFIG_DIR: "/oc" });
+  assert.equal(files.read("/oc/plugin/muxbridge.ts"), PLUGIN_SOURCE);
+  assert.equal(files.read(PLUGIN), null);
+  assert.equal(files.read(SIDECAR), null);
+  assert.ok(files.read(`${CONFIG}/plugin/other.ts`), "another plugin stays");
+  assert.deepEqual(
+    plan.changed.filter((c) => c.action === "remove").map((c) => c.path),
+    [PLUGIN, SIDECAR],
+  );
+});
+
 Deno.test("planInstall() without HOME, XDG_CONFIG_HOME or OPENCODE_CONFIG_DIR is invalid_config (exit 3)", () => {
   assert.throws(() => planInstall(deps(memoryFiles(), {})), (e) => isMuxError(e, "invalid_config"));
 });
