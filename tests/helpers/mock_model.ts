@@ -29,6 +29,11 @@ export interface MockTask {
   childReply: string;
   /** The `task` tool's `description` argument. @default "muxbridge probe" */
   description?: string;
+  /**
+   * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
+   * delay (a long-running child) instead of pausing. @default none: it pauses
+   */
+  fillerWhileHeld?: string;
 }
 
 /** Options of {@linkcode startMockModel}. */
@@ -51,6 +56,11 @@ export interface MockModel {
   readonly streams: number;
   /** Streams waiting at the gate now. */
   readonly held: number;
+  /**
+   * Streamed turns that ended, in order: `task` (a tool call), `child` (the task's child) or
+   * `reply`, with `performance.now()` at their last chunk.
+   */
+  readonly ended: ReadonlyArray<{ kind: "task" | "child" | "reply"; at: number }>;
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
   /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
@@ -113,6 +123,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   const reply = options.reply ?? "Hello from the mock model.";
   let streams = 0;
   let held = 0;
+  const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
   const sleepers = new Map<ReturnType<typeof setTimeout>, () => void>();
@@ -149,6 +160,11 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     }
     streams++;
     const turn = options.task ? taskTurn(body, options.task) : null;
+    const kind = turn && "tool" in turn
+      ? "task"
+      : turn && options.task && turn.text === options.task.childReply
+      ? "child"
+      : "reply";
     const words = (turn && "text" in turn ? turn.text : reply).split(" ");
     const myGate = gate;
     let cancelled = false;
@@ -181,6 +197,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           });
           send({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
           send({ choices: [], usage });
+          ended.push({ kind, at: performance.now() });
           if (!cancelled) {
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
             controller.close();
@@ -193,11 +210,26 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         }
         if (myGate) {
           held++;
-          await myGate.promise;
+          const filler = kind === "child" ? options.task?.fillerWhileHeld : undefined;
+          if (filler === undefined) await myGate.promise;
+          else {
+            // A long-running child: it keeps streaming until the gate opens.
+            let open = false;
+            myGate.promise.then(() => (open = true));
+            while (!open && !closed && !cancelled) {
+              await sleep(delay);
+              if (!open) {
+                send({
+                  choices: [{ index: 0, delta: { content: `${filler} ` }, finish_reason: null }],
+                });
+              }
+            }
+          }
           held--;
         }
         send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
         send({ choices: [], usage });
+        ended.push({ kind, at: performance.now() });
         if (!cancelled) {
           controller.enqueue(enc.encode("data: [DONE]\n\n"));
           controller.close();
@@ -225,6 +257,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     get held() {
       return held;
     },
+    ended,
     setChunkDelay: (ms) => (delay = ms),
     hold() {
       if (gate) return;
