@@ -2,8 +2,8 @@
  * A loopback OpenAI-compatible model server for the real OpenCode server in tests: it answers
  * `POST …/chat/completions`, streaming `chat.completion.chunk` lines (a role chunk, one chunk per
  * word with a configurable delay, a `finish_reason: "stop"` chunk, a usage chunk, `[DONE]`) and
- * answering non-streaming requests (title generation) at once. The shape follows what OpenCode
- * 1.18.33 accepted in `../shared/research/opencode-peer.md` §6.
+ * answering non-streaming requests (title generation) at once. The shape is what OpenCode
+ * 1.18.33's bundled `@ai-sdk/openai-compatible` provider accepted, seen live.
  *
  * A prompt makes a child session busy for as long as its stream runs: the per-chunk delay sets
  * that time, and {@linkcode MockModel.hold} keeps every new stream open before its last chunk
