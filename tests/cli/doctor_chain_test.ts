@@ -187,3 +187,23 @@ Deno.test("doctor chain: a last run whose bridge could not start, or found no mu
   assert.equal(c.status, "warn");
   assert.match(c.hint!, /inside tmux/);
 });
+
+Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0", async () => {
+  const files = installed();
+  files.files.set(LOG, {
+    text: [
+      `2026-12-01T10:00:00.001Z muxbridge-plugin[7] starting "${BIN}" (from muxbridge.json) for the forwarding endpoint in /p`,
+      '2026-12-01T10:00:00.300Z muxbridge-plugin[7] bridge: {"type":"ready","protocol":1,"version":"0.1.0","backend":"zellij"}',
+      '2026-12-01T10:00:05.000Z muxbridge-plugin[7] bridge: {"type":"pane.skipped","sessionID":"ses_c","reason":"auth_unsupported","hint":"x"}',
+      "",
+    ].join("\n"),
+    mode: 0o600,
+  });
+  const c = byName(
+    await run(files, createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0"))),
+    "last opencode run",
+  )!;
+  assert.equal(c.status, "warn");
+  assert.match(c.detail, /auth_unsupported/);
+  assert.match(c.hint!, /--port 0/);
+});

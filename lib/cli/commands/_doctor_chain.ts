@@ -197,7 +197,7 @@ function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
       hint: "Restart OpenCode; if it repeats, run `muxbridge bridge` by hand to see why",
     };
   }
-  const skipped = /"reason":"(server_unreachable|auth_failed)"/.exec(run)?.[1];
+  const skipped = /"reason":"(server_unreachable|auth_failed|auth_unsupported)"/.exec(run)?.[1];
   if (ready[1] === "null" || skipped) {
     return {
       name,
@@ -207,6 +207,8 @@ function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
       }`,
       hint: ready[1] === "null"
         ? "Start OpenCode inside tmux, zellij, herdr, kitty or cmux"
+        : skipped === "auth_unsupported"
+        ? "This multiplexer cannot hand a pane its password: start OpenCode with --port 0"
         : "Run `muxbridge install` again and restart OpenCode",
     };
   }
