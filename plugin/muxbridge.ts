@@ -934,9 +934,8 @@ function createLink(input: PluginInput, s: Settings, forget: () => void): Link {
     );
   } else {
     lock = lockProcess(s.stateDir, s.instance);
-    channel = new BroadcastChannel(channelName);
-    channel.unref?.();
-    if (lock.kind === "taken") {
+    channel = openChannel(channelName, log);
+    if (lock.kind === "taken" && channel) {
       mode = "relay";
       log(
         `another realm of this OpenCode process runs the bridge; handing events to it`,
@@ -945,9 +944,12 @@ function createLink(input: PluginInput, s: Settings, forget: () => void): Link {
       if (lock.kind === "unlocked") {
         log(`cannot lock the process (${lock.reason}); going on`);
       }
-      channel.onmessage = guard((e: { data: unknown }) => {
-        if (typeof e.data === "string") enqueue(e.data);
-      });
+      if (lock.kind === "taken") log("another realm runs the bridge, but no channel reaches it");
+      if (channel) {
+        channel.onmessage = guard((e: { data: unknown }) => {
+          if (typeof e.data === "string") enqueue(e.data);
+        });
+      }
       begin().catch((err) => log(`internal error: ${err}`));
     }
   }
@@ -974,6 +976,18 @@ function createLink(input: PluginInput, s: Settings, forget: () => void): Link {
       };
     },
   };
+}
+
+/** The channel between realms of this process; null (and one log line) where there is none. */
+function openChannel(name: string, log: (message: string) => void): BroadcastChannel | null {
+  try {
+    const channel = new BroadcastChannel(name);
+    channel.unref?.(); // never keep OpenCode alive for it
+    return channel;
+  } catch (err) {
+    log(`no channel between realms (${err}); this realm runs its own bridge`);
+    return null;
+  }
 }
 
 /** Credentials from OpenCode's environment, for a real listener. */
