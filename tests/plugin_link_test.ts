@@ -349,7 +349,15 @@ Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoi
     await reader.cancel();
     await until("the upstream stream cancelled", () => upstream.cancelled);
 
+    // OpenCode going away ends a stream a pane still reads (its attach then ends too).
+    const open = await fetch(`${url}event`, {
+      headers: { authorization: basic("opencode", hello.auth.password) },
+    });
+    const streaming = open.body!.getReader();
+    await streaming.read(); // connected
     await hooks.dispose!();
+    const ended = await streaming.read().then((r) => r.done, () => true);
+    assert.ok(ended, "the open stream ends with the plugin");
     await assert.rejects(fetch(url), "the endpoint is gone after dispose");
     assert.match(
       read(`${dir}/bridge.log`),
