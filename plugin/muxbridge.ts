@@ -512,7 +512,8 @@ function startForwarder(
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
-      server.unref(); // never keep OpenCode alive for the endpoint's sake
+      server.unref(); // never keep OpenCode alive for the endpoint's sake (nor its streams)
+      server.on("connection", (socket) => socket.unref?.());
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
       resolve({
