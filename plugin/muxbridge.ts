@@ -36,7 +36,7 @@
  * @module
  */
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import {
@@ -277,11 +277,22 @@ function logWriter(fd: number | null): LogWriter {
 
 // ---------------------------------------------------------------- one bridge per process
 
-/** When this process started (Linux `/proc`), to tell our own lock from one of a reused pid. */
+/**
+ * When this process started, to tell our own lock from one a dead process with a reused pid
+ * left: Linux `/proc/<pid>/stat`, else `ps -o lstart=` (macOS; once per load, bounded).
+ */
 function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch { /* no /proc here */ }
+  try {
+    const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], {
+      encoding: "utf8",
+      timeout: 2000,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return out === "" ? null : out;
   } catch {
     return null;
   }
