@@ -6,8 +6,10 @@
  * @module
  */
 
+import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
+import { refuseHelloKeys } from "./hello_forbidden.ts";
 import type { EnvLookup } from "./identity.ts";
 
 const ms = (def: number, max: number, what: string) =>
@@ -282,7 +284,8 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  *
  * @param sources The layers.
  * @returns The config with every default applied.
- * @throws {MuxError} `invalid_config`, naming the source and the key.
+ * @throws {MuxError} `invalid_config`, naming the source and the key (also for a hello key of
+ *   `HELLO_FORBIDDEN` of `hello_forbidden.ts`).
  *
  * @example
  * ```ts
@@ -298,7 +301,10 @@ export function resolveConfig(sources: ConfigSources): Config {
   const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
   layers.push(checkLayer(`the environment (${names})`, fromEnv));
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
-  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
+  if (sources.hello !== undefined) {
+    refuseHelloKeys(sources.hello);
+    layers.push(checkLayer("bridge.hello", sources.hello));
+  }
   return ConfigSchema.parse(mergeLayers(...layers));
 }
 
