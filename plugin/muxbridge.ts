@@ -121,6 +121,27 @@ function openLog(path: string): number | null {
   }
 }
 
+/**
+ * OpenCode's server URL as the bridge gets it: credentials in it (`user:pass@`) are removed, so
+ * they never reach the bridge's argv or a log line (the bridge refuses such URLs; it takes
+ * credentials from `OPENCODE_SERVER_PASSWORD`). An unparseable URL is dropped for the same
+ * reason: nothing tells where its credentials would end.
+ */
+function plainServerUrl(raw: unknown): { url?: string; hadCredentials: boolean } {
+  const href = raw instanceof URL ? raw.href : typeof raw === "string" ? raw : undefined;
+  if (href === undefined) return { hadCredentials: false };
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return { hadCredentials: false };
+  }
+  if (!url.username && !url.password) return { url: href, hadCredentials: false };
+  url.username = "";
+  url.password = "";
+  return { url: url.href, hadCredentials: true };
+}
+
 /** A value of unknown shape, read without casts. */
 type Bag = Record<string, unknown>;
 const bag = (
@@ -145,7 +166,8 @@ function createLink(input: PluginInput, s: Settings): { hooks: Hooks } {
     }
   };
 
-  const serverUrl = input.serverUrl instanceof URL ? input.serverUrl.href : text(input.serverUrl);
+  const server = plainServerUrl(input.serverUrl);
+  const serverUrl = server.url;
   const directory = text(input.directory);
 
   let child: ChildProcess | null = null;
@@ -451,6 +473,12 @@ function createLink(input: PluginInput, s: Settings): { hooks: Hooks } {
       "OpenCode gave the plugin no serverUrl or directory; muxbridge is not started",
     );
   } else {
+    if (server.hadCredentials) {
+      log(
+        "OpenCode's server URL carries credentials (user:pass@); they were removed (never on " +
+          "argv or in a log): set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME)",
+      );
+    }
     log(`starting ${JSON.stringify(s.bin)} for ${serverUrl} in ${directory}`);
     start();
   }

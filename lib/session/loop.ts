@@ -36,6 +36,7 @@ import {
 } from "./machine.ts";
 import { type PollTarget, StatusPoller } from "../opencode/status_poller.ts";
 import { cleanTitle, SESSION_ID, validateDirectory } from "../validate.ts";
+import { originOf } from "../opencode/origin.ts";
 
 /** Where panes go and what they attach to; replaced by a `bridge.hello`. */
 export interface LoopContext {
@@ -246,6 +247,11 @@ export class SessionLoop {
     const backend = this.#ctx.backend;
     if (this.#shuttingDown || !backend || backend.name !== pane.backend) return false;
     if (this.#records.has(pane.sessionId) || !SESSION_ID.test(pane.sessionId)) return false;
+    // Only a pane of this bridge's own server: its polls (with this bridge's credentials) must
+    // be about the adopted session, and a record naming another server gets none of them.
+    const origin = originOf(this.#ctx.serverUrl);
+    if (origin === null || originOf(pane.server) !== origin) return false;
+    if (this.#records.size >= this.#deps.config.max_tracked_sessions) return false;
     this.#records.set(
       pane.sessionId,
       newRecord(pane.sessionId, parentId, pane.title, pane.directory),

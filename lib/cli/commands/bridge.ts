@@ -13,7 +13,7 @@ import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+import { backendDeps, callerPanes, loadConfig, serverClient } from "./_context.ts";
 
 /** The `bridge` command. */
 export const bridgeCommand: Command = {
@@ -62,12 +62,14 @@ export const bridgeCommand: Command = {
         owner,
         server: client,
       }),
-      reclaim: (backend, credentials, onCorrupt) =>
+      reclaim: (backend, grant, onCorrupt) =>
         runCleanup({
-          store: createPaneStore(stateDir(base, deps.env)),
+          store,
           backends: { [backend.name]: backend },
           processes: deps.processes,
-          client: (url) => client(url, credentials),
+          client: (url, credentials) => client(url, credentials),
+          ...(grant ? { grant } : {}),
+          callerPanes: callerPanes(deps.env),
           clock: deps.clock,
           log,
           graceMs: base.close_grace_ms,
