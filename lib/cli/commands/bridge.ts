@@ -37,6 +37,8 @@ export const bridgeCommand: Command = {
   async run(inv, deps) {
     // Validate the config before anything else: a bad config is exit 3 before `ready`.
     const base = loadConfig(inv.global, deps);
+    // So is an unsafe state directory (another user's, or writable by others): exit 3.
+    const store = createPaneStore(stateDir(base, deps.env));
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
@@ -57,7 +59,8 @@ export const bridgeCommand: Command = {
         log,
         emit,
         config,
-        store: createPaneStore(stateDir(config, deps.env)),
+        // bridge.hello cannot set state_dir: every loop shares the checked store.
+        store,
         processes: deps.processes,
         owner,
         server: client,

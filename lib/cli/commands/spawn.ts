@@ -86,7 +86,7 @@ export const spawnCommand: Command = {
     });
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
-    paneStore(config, deps).put({
+    store.put({
       sessionId,
       paneId: pane.paneId,
       backend: backend.name,
