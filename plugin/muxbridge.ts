@@ -26,7 +26,17 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { closeSync, mkdirSync, openSync, renameSync, statSync, write } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  write,
+} from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -108,14 +118,30 @@ function settingsFrom(options: PluginOptions): Settings {
   };
 }
 
-/** Opens the log for appending (rotating a big one); null when it cannot be opened. */
+/**
+ * Opens the log for appending (rotating a big one), privately: it holds titles, paths and the
+ * server URL. Opened once with `O_APPEND|O_CREAT|O_NOFOLLOW`, created 0600; a symbolic link, a
+ * non-regular file or another user's file is refused; a mode letting others in is narrowed to
+ * 0600, never widened. Null when it cannot be used (the plugin still works, silently).
+ */
 function openLog(path: string): number | null {
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     try {
-      if (statSync(path).size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
+      // lstat: a symbolic link is renamed as a link, never followed.
+      if (lstatSync(path).size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
     } catch { /* no log yet */ }
-    return openSync(path, "a", 0o600);
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT |
+      (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+    const fd = openSync(path, flags, 0o600);
+    const st = fstatSync(fd);
+    const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid)) {
+      closeSync(fd);
+      return null;
+    }
+    if (uid !== undefined && (st.mode & 0o077)) fchmodSync(fd, st.mode & 0o700);
+    return fd;
   } catch {
     return null; // nowhere to log; the plugin still works
   }
