@@ -207,6 +207,9 @@ export class SessionLoop {
         const title = cleanTitle(info.title);
         let record = this.#records.get(info.id);
         if (!record) {
+          if (this.#records.size >= this.#deps.config.max_tracked_sessions) {
+            return this.#overLimit(info.id, input.kind === "created");
+          }
           record = newRecord(info.id, info.parentId, title, info.directory);
           this.#records.set(info.id, record);
         } else {
@@ -237,7 +240,7 @@ export class SessionLoop {
   /**
    * Takes over the pane a dead bridge left for a session that is still busy, so its idle or
    * delete closes it and a later busy does not open a second pane. Only for a session this loop
-   * has not seen, on the loop's own backend.
+   * has not seen, on the loop's own backend and of the loop's own server (origin).
    *
    * @param pane The dead bridge's record of the pane (its session is known busy).
    * @param parentId The session's parent, when the server said.
@@ -323,6 +326,19 @@ export class SessionLoop {
       "invalid_argument",
       `Cannot use session id ${JSON.stringify(id.slice(0, 80))}`,
     );
+  }
+
+  /** A new child beyond `max_tracked_sessions`: no record, no pane, said once at creation. */
+  #overLimit(id: string, created: boolean): void {
+    const max = this.#deps.config.max_tracked_sessions;
+    this.#deps.log.debug(`${id}: not tracked: ${max} sessions are (max_tracked_sessions)`);
+    if (!created) return;
+    this.#deps.emit({
+      type: "pane.skipped",
+      sessionID: id,
+      reason: "limit",
+      hint: `This bridge already tracks ${max} child sessions; raise max_tracked_sessions`,
+    });
   }
 
   #feedKnown(id: string, event: MachineEvent): void {
