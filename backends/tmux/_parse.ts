@@ -225,7 +225,8 @@ export function escapeFormat(text: string): string {
  * `#[…]` as a style (`#[fg=red]`, `#[range=…]`, `#[list=…]`) after an odd run and as plain
  * text after an even run (observed live on 3.3a through an attached client: a title
  * `AAA#[fg=red,bg=blue]EVIL` coloured the status line; `AAA##[fg=red,bg=blue]EVIL` showed
- * `AAA#[fg=red,bg=blue]EVIL`).
+ * `AAA#[fg=red,bg=blue]EVIL`; the run handling is `format_draw` in
+ * https://github.com/tmux/tmux/blob/3.3a/format-draw.c).
  *
  * @param text The clean title.
  * @returns The argument for `select-pane -T`.
