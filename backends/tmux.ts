@@ -40,6 +40,7 @@ import { classifyFailure, createTmuxCommand, type TmuxArgs, tmuxError } from "./
 import { columnHeightWithOneMore, planLayout, tiledCell } from "./tmux/_layout.ts";
 import {
   escapeFormat,
+  escapeTitle,
   PANE_FORMAT,
   PANE_ID,
   type PaneRow,
@@ -338,7 +339,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     signal?: AbortSignal,
   ) => {
     const commands: TmuxArgs[] = [
-      ["select-pane", "-t", paneId, "-T", escapeFormat(m.title)],
+      ["select-pane", "-t", paneId, "-T", escapeTitle(m.title)],
       ["set-option", "-p", "-t", paneId, "@muxbridge-session", m.sessionId],
       ["set-option", "-p", "-t", paneId, "@muxbridge-owner", m.owner],
     ];
@@ -486,7 +487,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       const id = paneIdArg(paneId);
       await tmux.must(
         `title pane "${id}"`,
-        [["select-pane", "-t", id, "-T", escapeFormat(cleanTitle(title))]],
+        [["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(title))]],
         signal,
       );
     },

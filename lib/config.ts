@@ -6,8 +6,10 @@
  * @module
  */
 
+import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
+import { refuseHelloKeys } from "./hello_forbidden.ts";
 import type { EnvLookup } from "./identity.ts";
 
 const ms = (def: number, max: number, what: string) =>
@@ -165,8 +167,11 @@ export const ConfigSchema = z.strictObject({
     "The most one multiplexer command may take before it is killed",
   ),
   close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
+  max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
+    "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",
+  ),
   state_dir: z.string().min(1).optional().describe(
-    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge)",
+    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge, else ~/.local/state/muxbridge); created 0700, refused when another user owns it or can write to it",
   ),
   log_level: z.enum(LOG_LEVELS).default("info").describe("Least severe log line written to stderr"),
   log_file: z.string().min(1).optional().describe("Write logs to this file instead of stderr"),
@@ -282,7 +287,8 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  *
  * @param sources The layers.
  * @returns The config with every default applied.
- * @throws {MuxError} `invalid_config`, naming the source and the key.
+ * @throws {MuxError} `invalid_config`, naming the source and the key (also for a hello key of
+ *   `HELLO_FORBIDDEN` of `hello_forbidden.ts`).
  *
  * @example
  * ```ts
@@ -298,7 +304,10 @@ export function resolveConfig(sources: ConfigSources): Config {
   const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
   layers.push(checkLayer(`the environment (${names})`, fromEnv));
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
-  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
+  if (sources.hello !== undefined) {
+    refuseHelloKeys(sources.hello);
+    layers.push(checkLayer("bridge.hello", sources.hello));
+  }
   return ConfigSchema.parse(mergeLayers(...layers));
 }
 
@@ -356,15 +365,36 @@ export function configJsonSchema(): Record<string, unknown> {
 
 /**
  * The state directory: config `state_dir`, else `$XDG_STATE_HOME/muxbridge`, else
- * `~/.local/state/muxbridge`. (`MUXBRIDGE_STATE_DIR` arrives through `state_dir`.)
+ * `~/.local/state/muxbridge`. (`MUXBRIDGE_STATE_DIR` arrives through `state_dir`.) `~` is
+ * `$HOME`, else the home directory of the account database (never a shared directory such as
+ * `/tmp`).
  *
  * @param config The config.
  * @param env The environment lookup.
+ * @param accountHome The account database's home directory. @default `os.userInfo().homedir`
  * @returns An absolute directory path.
+ * @throws {MuxError} `invalid_config` when no home directory can be found.
  */
-export function stateDir(config: Config, env: EnvLookup): string {
+export function stateDir(
+  config: Config,
+  env: EnvLookup,
+  accountHome: () => string = () => userInfo().homedir,
+): string {
   if (config.state_dir) return config.state_dir;
   const xdg = env("XDG_STATE_HOME");
   if (xdg) return `${xdg}/muxbridge`;
-  return `${env("HOME") ?? "/tmp"}/.local/state/muxbridge`;
+  let home = env("HOME");
+  if (!home) {
+    try {
+      home = accountHome();
+    } catch { /* no account entry */ }
+  }
+  if (!home || !/^(?:\/|[A-Za-z]:[\\/])/.test(home)) {
+    throw new MuxError(
+      "invalid_config",
+      "Cannot find a state directory: HOME is not set and the account has no home directory",
+      { hint: "Set MUXBRIDGE_STATE_DIR to a directory only you can write" },
+    );
+  }
+  return `${home}/.local/state/muxbridge`;
 }

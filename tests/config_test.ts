@@ -123,10 +123,11 @@ Deno.test("resolveConfig() lets bridge.hello override flags", () => {
     env: fakeEnv({ MUXBRIDGE_BACKEND: "zellij", MUXBRIDGE_OPENCODE_BIN: "env-oc" }),
     file: { ...FILE, data: { backend: "kitty", poll_interval_ms: 500 } },
     flags: { backend: "tmux" },
-    hello: { backend: "none", opencode_bin: "hello-oc" },
+    hello: { backend: "none", idle_close_delay_ms: 42 },
   });
   assert.equal(config.backend, "none");
-  assert.equal(config.opencode_bin, "hello-oc");
+  assert.equal(config.idle_close_delay_ms, 42);
+  assert.equal(config.opencode_bin, "env-oc");
   assert.equal(config.poll_interval_ms, 500);
 });
 

@@ -205,35 +205,24 @@ Deno.test("normalizeServerUrl() removes trailing slashes", () => {
   assert.deepEqual(normalizeServerUrl("http://[::1]:4096/"), { url: "http://[::1]:4096" });
 });
 
-Deno.test("normalizeServerUrl() moves credentials out of the URL", () => {
-  const r = normalizeServerUrl("http://alice:s3cret@127.0.0.1:4096/");
-  assert.deepEqual(r, {
-    url: "http://127.0.0.1:4096",
-    auth: { username: "alice", password: "s3cret" },
-  });
-  assert.ok(!r.url.includes("s3cret"));
-  assert.ok(!r.url.includes("@"));
-});
-
-Deno.test("normalizeServerUrl() decodes percent-encoded credentials", () => {
-  assert.deepEqual(normalizeServerUrl("http://a%40b:p%3Aw%2Fd@h:1/").auth, {
-    username: "a@b",
-    password: "p:w/d",
-  });
-});
-
-Deno.test("normalizeServerUrl() defaults the user name to opencode when only a password is given", () => {
-  assert.deepEqual(normalizeServerUrl("http://:pw@h:1").auth, {
-    username: "opencode",
-    password: "pw",
-  });
-});
-
-Deno.test("normalizeServerUrl() keeps credentials that are not valid percent-encoding as given", () => {
-  // A stray "%" must not turn into a URIError escaping the MuxError contract.
-  const r = normalizeServerUrl("http://user:100%zz@h:1/");
-  assert.equal(r.url, "http://h:1");
-  assert.deepEqual(r.auth, { username: "user", password: "100%zz" });
+Deno.test("normalizeServerUrl() refuses a URL carrying credentials, without repeating them", () => {
+  for (
+    const raw of [
+      "http://alice:s3cret@127.0.0.1:4096/",
+      "http://a%40b:p%3Aw%2Fd@h:1/",
+      "http://:s3cret@h:1",
+      "http://s3cret@h:1",
+      "http://user:100%zz@h:1/",
+    ]
+  ) {
+    assert.throws(() => normalizeServerUrl(raw), (err: Error & { code: string; hint: string }) => {
+      assert.equal(err.code, "invalid_argument");
+      assert.match(err.message, /carries credentials/);
+      assert.ok(!err.message.includes("s3cret") && !err.message.includes("100%zz"), err.message);
+      assert.match(err.hint, /OPENCODE_SERVER_PASSWORD/);
+      return true;
+    }, raw);
+  }
 });
 
 Deno.test("normalizeServerUrl() strips the query and the fragment", () => {

@@ -36,6 +36,7 @@ import {
 } from "./machine.ts";
 import { type PollTarget, StatusPoller } from "../opencode/status_poller.ts";
 import { cleanTitle, SESSION_ID, validateDirectory } from "../validate.ts";
+import { originOf } from "../opencode/origin.ts";
 
 /** Where panes go and what they attach to; replaced by a `bridge.hello`. */
 export interface LoopContext {
@@ -206,6 +207,9 @@ export class SessionLoop {
         const title = cleanTitle(info.title);
         let record = this.#records.get(info.id);
         if (!record) {
+          if (this.#records.size >= this.#deps.config.max_tracked_sessions) {
+            return this.#overLimit(info.id, input.kind === "created");
+          }
           record = newRecord(info.id, info.parentId, title, info.directory);
           this.#records.set(info.id, record);
         } else {
@@ -236,7 +240,7 @@ export class SessionLoop {
   /**
    * Takes over the pane a dead bridge left for a session that is still busy, so its idle or
    * delete closes it and a later busy does not open a second pane. Only for a session this loop
-   * has not seen, on the loop's own backend.
+   * has not seen, on the loop's own backend and of the loop's own server (origin).
    *
    * @param pane The dead bridge's record of the pane (its session is known busy).
    * @param parentId The session's parent, when the server said.
@@ -246,6 +250,11 @@ export class SessionLoop {
     const backend = this.#ctx.backend;
     if (this.#shuttingDown || !backend || backend.name !== pane.backend) return false;
     if (this.#records.has(pane.sessionId) || !SESSION_ID.test(pane.sessionId)) return false;
+    // Only a pane of this bridge's own server: its polls (with this bridge's credentials) must
+    // be about the adopted session, and a record naming another server gets none of them.
+    const origin = originOf(this.#ctx.serverUrl);
+    if (origin === null || originOf(pane.server) !== origin) return false;
+    if (this.#records.size >= this.#deps.config.max_tracked_sessions) return false;
     this.#records.set(
       pane.sessionId,
       newRecord(pane.sessionId, parentId, pane.title, pane.directory),
@@ -317,6 +326,19 @@ export class SessionLoop {
       "invalid_argument",
       `Cannot use session id ${JSON.stringify(id.slice(0, 80))}`,
     );
+  }
+
+  /** A new child beyond `max_tracked_sessions`: no record, no pane, said once at creation. */
+  #overLimit(id: string, created: boolean): void {
+    const max = this.#deps.config.max_tracked_sessions;
+    this.#deps.log.debug(`${id}: not tracked: ${max} sessions are (max_tracked_sessions)`);
+    if (!created) return;
+    this.#deps.emit({
+      type: "pane.skipped",
+      sessionID: id,
+      reason: "limit",
+      hint: `This bridge already tracks ${max} child sessions; raise max_tracked_sessions`,
+    });
   }
 
   #feedKnown(id: string, event: MachineEvent): void {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
 
 /** Process operations muxbridge needs. */
@@ -24,6 +24,7 @@ export interface Processes {
    * itself included while it lives (zombies excluded). A pane's program is the leader of both:
    * terminals start it with `setsid` (tmux: `forkpty`), so whatever it started stays in them
    * unless it left on purpose (`setsid` again). Without `/proc` only the leader is reported.
+   * Processes of other users are never members: muxbridge signals only its own user's.
    */
   members(leader: number): number[];
 }
@@ -35,6 +36,20 @@ function statFields(pid: number): string[] | undefined {
     return text.slice(text.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether a process belongs to another user (`/proc/<pid>` is owned by its real uid). muxbridge
+ * only ever signals its own user's programs: a pid from a record (or a reused one) that names
+ * someone else's process is left alone, whatever its start stamp says. False off Linux.
+ */
+function foreign(pid: number): boolean {
+  if (typeof process.geteuid !== "function") return false;
+  try {
+    return statSync(`/proc/${pid}`).uid !== process.geteuid();
+  } catch {
+    return false;
   }
 }
 
@@ -80,6 +95,7 @@ export function createProcesses(): Processes {
     },
     signal(pid, sig, group) {
       if (!Number.isInteger(pid) || pid <= 1) throw new RangeError(`Cannot signal pid ${pid}`);
+      if (foreign(pid)) return; // another user's process: never signalled
       try {
         process.kill(group ? -pid : pid, sig);
       } catch (err) {
@@ -93,7 +109,8 @@ export function createProcesses(): Processes {
       // Fields after the name: state, ppid, pgrp, session (proc(5)).
       return all.filter(({ pid, fields }) =>
         fields[0] !== "Z" && fields[0] !== "X" &&
-        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader)
+        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader) &&
+        !foreign(pid)
       ).map(({ pid }) => pid);
     },
   };

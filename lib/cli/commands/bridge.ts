@@ -13,7 +13,7 @@ import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+import { backendDeps, callerPanes, loadConfig, serverClient } from "./_context.ts";
 
 /** The `bridge` command. */
 export const bridgeCommand: Command = {
@@ -37,6 +37,8 @@ export const bridgeCommand: Command = {
   async run(inv, deps) {
     // Validate the config before anything else: a bad config is exit 3 before `ready`.
     const base = loadConfig(inv.global, deps);
+    // So is an unsafe state directory (another user's, or writable by others): exit 3.
+    const store = createPaneStore(stateDir(base, deps.env));
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
@@ -57,17 +59,20 @@ export const bridgeCommand: Command = {
         log,
         emit,
         config,
-        store: createPaneStore(stateDir(config, deps.env)),
+        // bridge.hello cannot set state_dir: every loop shares the checked store.
+        store,
         processes: deps.processes,
         owner,
         server: client,
       }),
-      reclaim: (backend, credentials, onCorrupt) =>
+      reclaim: (backend, grant, onCorrupt) =>
         runCleanup({
-          store: createPaneStore(stateDir(base, deps.env)),
+          store,
           backends: { [backend.name]: backend },
           processes: deps.processes,
-          client: (url) => client(url, credentials),
+          client: (url, credentials) => client(url, credentials),
+          ...(grant ? { grant } : {}),
+          callerPanes: callerPanes(deps.env),
           clock: deps.clock,
           log,
           graceMs: base.close_grace_ms,

@@ -8,7 +8,7 @@ import { closePane } from "../../session/close_pane.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { validateTarget } from "../../validate.ts";
 import type { Command } from "./_command.ts";
-import { loadConfig, openBackend, paneStore } from "./_context.ts";
+import { callerPanes, loadConfig, openBackend, paneStore } from "./_context.ts";
 
 /** The `close` command. */
 export const closeCommand: Command = {
@@ -18,7 +18,8 @@ export const closeCommand: Command = {
   help: [
     "Sends the interrupt, waits up to close_grace_ms for the program to end, kills the pane,",
     "verifies it is gone and that its program did not survive. A pane that is already gone is",
-    "success. Refuses a pane muxbridge did not open unless --force.",
+    "success. Refuses a pane muxbridge has no record of unless --force (multiplexer marks alone",
+    "are not ownership), and always refuses the pane it runs in.",
     "",
     "Example:",
     "  muxbridge close %5",
@@ -43,13 +44,22 @@ export const closeCommand: Command = {
       config = { ...config, backend: record.backend };
     }
     const backend = await openBackend(config, deps);
-    const info = await backend.inspect(paneId, deps.signal);
-    const marked = info?.sessionId !== undefined && info.sessionId !== "";
-    const owned = (record !== undefined && record.backend === backend.name) || marked;
-    if (!owned && !inv.values.force && info !== null) {
-      throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge did not open it`, {
-        hint: "Pass --force to close it anyway",
+    if (callerPanes(deps.env).some((p) => p.backend === backend.name && p.paneId === paneId)) {
+      await backend.dispose?.();
+      throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge runs in it`, {
+        hint: "Close it from the multiplexer itself",
       });
+    }
+    const info = await backend.inspect(paneId, deps.signal);
+    // Only a record makes a pane muxbridge's: marks are hints any program can set.
+    const owned = record !== undefined && record.backend === backend.name;
+    if (!owned && !inv.values.force && info !== null) {
+      await backend.dispose?.();
+      throw new MuxError(
+        "not_owned",
+        `Cannot close pane "${paneId}": muxbridge did not open it (it has no record of it)`,
+        { hint: "Pass --force to close it anyway" },
+      );
     }
     const result = await closePane(backend, paneId, {
       graceMs: config.close_grace_ms,

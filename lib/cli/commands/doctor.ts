@@ -73,7 +73,7 @@ async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
       hint: "Pass the URL OpenCode listens on",
     }];
   }
-  const auth = url.auth ?? envCredentials(deps.env);
+  const auth = envCredentials(deps.env);
   const client = serverClient(deps, url.url, auth);
   const checks: Check[] = [];
   const call = { signal: deps.signal };

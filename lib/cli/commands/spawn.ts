@@ -65,8 +65,10 @@ export const spawnCommand: Command = {
     }
     const title = cleanTitle(typeof inv.values.title === "string" ? inv.values.title : sessionId);
     const config = loadConfig(inv.global, deps);
+    // The state directory is checked (and created 0700) before a pane exists that it must record.
+    const store = paneStore(config, deps);
     const backend = await openBackend(config, deps);
-    const auth = server.auth ?? envCredentials(deps.env);
+    const auth = envCredentials(deps.env);
     if (auth && !backend.capabilities.env) {
       throw new MuxError(
         "auth_unsupported",
@@ -84,7 +86,7 @@ export const spawnCommand: Command = {
     });
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
-    paneStore(config, deps).put({
+    store.put({
       sessionId,
       paneId: pane.paneId,
       backend: backend.name,
