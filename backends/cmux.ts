@@ -66,6 +66,11 @@ const CAPABILITIES: Capabilities = {
   // No place on a surface for muxbridge's marks (the title is the session's own).
   marks: false,
   focusSafe: true,
+  // Nothing muxbridge can set on a surface at creation shows in `tree` (no environment, no
+  // command, no user data): a split whose answer is unusable is cleaned up at once by comparing
+  // the workspace before and after; one answering after the timeout is not found
+  // (docs/backends/cmux.md).
+  spawnToken: false,
 };
 
 /** cmux's version gate (the oldest supported: {@linkcode CMUX_MIN_VERSION}). */
@@ -206,7 +211,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     }
     const { features } = await ensure(req.signal);
     const { workspace, caller } = context();
-    if (!locate(await tree(req.signal), caller)) {
+    const before = await tree(req.signal);
+    if (!locate(before, caller)) {
       throw new MuxError(
         "pane_not_found",
         `Cannot find the surface muxbridge runs in (${caller})`,
@@ -231,9 +237,24 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     if (features.cwd) args.push("--cwd", cwd);
     if (features.title && titleOk) args.push("--title", title);
     if (features.command) args.push("--command", text);
-    const { surfaceId } = parseSplit(
-      await cmux.must(`open a surface next to ${caller}`, args, true, req.signal),
-    );
+    const stdout = await cmux.must(`open a surface next to ${caller}`, args, true, req.signal);
+    let split;
+    try {
+      split = parseSplit(stdout);
+    } catch (err) {
+      // cmux exited 0: the split was made, its answer is unreadable. Leave nothing behind.
+      await closeLeftover(workspace, before, "its answer was unreadable");
+      throw err;
+    }
+    if (split.surfaceId === null) {
+      await closeLeftover(workspace, before, "cmux named no surface for it");
+      throw new MuxError(
+        "unsupported",
+        "Cannot use the split cmux made: its answer names no surface (surface_id null, as in a remote tmux workspace)",
+        { hint: "Run OpenCode in a local cmux workspace" },
+      );
+    }
+    const surfaceId = split.surfaceId;
     if (!features.command) {
       // Builds without new-split --command: start it in the new, empty terminal.
       try {
@@ -256,6 +277,33 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
       );
     }
     return { paneId: surfaceId };
+  };
+
+  /**
+   * Closes what a split made when its answer cannot be used: the one surface of the workspace,
+   * in a pane of its own, that was not there before. More than one such surface (the user split
+   * at the same moment) is never guessed at: logged for the user to close by hand.
+   */
+  const closeLeftover = async (workspace: string, before: CmuxWorkspace[], why: string) => {
+    try {
+      const was = before.find((w) => sameId(w.id, workspace))?.surfaces ?? [];
+      const now = (await tree()).find((w) => sameId(w.id, workspace))?.surfaces ?? [];
+      const fresh = now.filter((s) =>
+        !was.some((b) => sameId(b.id, s.id) || sameId(b.paneId, s.paneId))
+      );
+      if (fresh.length === 1) {
+        deps.log.warn(`cmux: closing surface ${fresh[0].id}, made by a split whose answer ${why}`);
+        await kill(fresh[0].id);
+      } else if (fresh.length > 1) {
+        deps.log.error(
+          `cmux: a split whose answer ${why} left one of ${
+            fresh.map((s) => s.id).join(", ")
+          }; not closing any (cannot tell which), close it by hand`,
+        );
+      }
+    } catch (err) {
+      deps.log.error(`cmux: cannot close what a split left: ${toMuxError(err).message}`);
+    }
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
@@ -434,6 +482,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
+    // No token reaches a cmux surface (see CAPABILITIES).
+    findSpawned: () => Promise.resolve([]),
     interrupt,
     kill,
     setTitle,

@@ -79,23 +79,36 @@ export function parseErrorLine(stderr: string): CmuxErrorLine {
 }
 
 const uuid = z.string().regex(UUID);
-const SplitIds = z.object({ surface_id: uuid, pane_id: uuid.optional() });
+/**
+ * The handles of a `surface.split` answer. cmux builds it with `v2OrNull(…)` for the pane, the
+ * window and the type, so each may be `null` (Sources/TerminalController.swift
+ * `v2SurfaceSplit`); in a remote tmux workspace the surface itself may be `null` (issue #16).
+ */
+const SplitIds = z.object({
+  surface_id: uuid.nullable(),
+  pane_id: uuid.nullable().optional(),
+});
 
 /** A new split's handles. */
 export interface SplitResult {
-  /** The new surface (the pane id muxbridge uses). */
-  surfaceId: string;
+  /**
+   * The new surface (the pane id muxbridge uses); null when cmux made a split but named no
+   * surface for it.
+   */
+  surfaceId: string | null;
   /** The new pane, when reported. */
   paneId?: string;
 }
 
 /**
- * Reads the `--json --id-format uuids new-split` result: ids at the top level, or nested under
- * `result` or `result.pane` (the variations the peer plugin tolerates; research §4.3).
+ * Reads the `--json --id-format uuids new-split` result: the flat object cmux prints
+ * (`{pane_id, surface_id, type, window_id, workspace_id}`, any of `pane_id`, `type` and
+ * `window_id` possibly `null`), or the ids nested under `result` or `result.pane` (variations
+ * other callers tolerate).
  *
  * @param stdout The output.
- * @returns The new surface's UUID.
- * @throws {MuxError} `unparseable_output`.
+ * @returns The new surface's UUID (null when cmux named none) and its pane's.
+ * @throws {MuxError} `unparseable_output` when no object carries a `surface_id` UUID or null.
  */
 export function parseSplit(stdout: string): SplitResult {
   let data: unknown;
