@@ -86,6 +86,8 @@ const NOTHING_MADE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "not_owned",
   "auth_unsupported",
   "pane_not_found",
+  // No server (or it died): a pane it made went with it.
+  "backend_unreachable",
 ]);
 
 /**
@@ -148,7 +150,11 @@ export async function spawnRecorded(
   try {
     return { ok: true, pane: await backend.spawn({ ...req, token }), pending };
   } catch (error) {
-    const outcome = await resolveLostSpawn(backend, pending, deps, !mayStillAppear(error));
+    if (!mayStillAppear(error)) {
+      forgetRecord(pending, deps);
+      return { ok: false, error, outcome: { kind: "none", kept: false }, pending };
+    }
+    const outcome = await resolveLostSpawn(backend, pending, deps, false);
     if (outcome.kind === "closed") {
       deps.log.warn(
         `${fields.sessionId}: closed pane ${
@@ -178,13 +184,7 @@ export async function resolveLostSpawn(
   deps: LostSpawnDeps,
   final: boolean,
 ): Promise<LostSpawnOutcome> {
-  const forget = () => {
-    try {
-      deps.store.remove(record.backend, record.paneId);
-    } catch (err) {
-      deps.log.warn(`cannot remove the pending record of ${record.sessionId}: ${String(err)}`);
-    }
-  };
+  const forget = () => forgetRecord(record, deps);
   if (!backend.capabilities.spawnToken) {
     forget();
     return { kind: "none", kept: false };
@@ -219,4 +219,13 @@ export async function resolveLostSpawn(
   }
   forget();
   return { kind: "closed", panes: closed };
+}
+
+/** Removes a pending record; a failure is logged (the next look removes it). */
+function forgetRecord(record: PendingRecord, deps: LostSpawnDeps): void {
+  try {
+    deps.store.remove(record.backend, record.paneId);
+  } catch (err) {
+    deps.log.warn(`cannot remove the pending record of ${record.sessionId}: ${String(err)}`);
+  }
 }

@@ -103,6 +103,7 @@ Deno.test("spawnRecorded() drops the record at once when the multiplexer certain
   assert.ok(!result.ok);
   assert.deepEqual(result.outcome, { kind: "none", kept: false });
   assert.deepEqual(pendings(p.store), []);
+  assert.ok(!p.backend.log.some((l) => l.startsWith("find")), "nothing to look for");
 });
 
 Deno.test("resolveLostSpawn() keeps the record when the panes cannot be listed", async () => {
