@@ -10,6 +10,7 @@ import { resolveConfig } from "../../lib/config.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { kittyMissing, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { backendContract } from "./_contract.ts";
+import { answerFault, losingRunner } from "./_lost_answer.ts";
 
 const missing = kittyMissing();
 const kitty = sharedKittyServer();
@@ -21,8 +22,9 @@ backendContract("kitty", async () => {
     env: () => undefined,
     flags: { backend: "kitty", command_timeout_ms: 15_000, kitty: { listen_on: server.address } },
   });
+  const answers = answerFault();
   const backend = createKittyBackend({
-    run: server.runner,
+    run: losingRunner(server.runner, answers, (argv) => argv.includes("launch")),
     env: (name) => server.env[name],
     clock: createRealClock(),
     config,
@@ -37,6 +39,8 @@ backendContract("kitty", async () => {
   return {
     backend,
     dir,
+    answers,
+    paneIds: () => server.windowIds(),
     async close() {
       await server.closeOthers();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
