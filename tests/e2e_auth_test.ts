@@ -45,11 +45,17 @@ import { isType } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
-const ignore = opencodeBin() === null;
-if (ignore) console.error("e2e_auth_test: skipped, opencode-ai is not installed (npm install)");
+const OPENCODE = [
+  requirement(
+    "the opencode binary",
+    opencodeBin() !== null,
+    "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
+  ),
+];
 
 /** A fresh password, and what must never appear: it, and the Basic auth token made from it. */
 function secrets(): { password: string; needles: string[] } {
@@ -102,7 +108,7 @@ const until = (
 Deno.test({
   name:
     "auth end to end: a password-protected real OpenCode server, bridges with the password from the environment and from bridge.hello, a real `opencode attach`, one without it; the password is in no argv, pane command, log, output or record",
-  ignore,
+  ...requires("the auth end-to-end tests", OPENCODE),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {

@@ -18,6 +18,7 @@ import { isPending, resolveLostSpawn, spawnRecorded } from "../../lib/session/lo
 import { createMemoryStore } from "../fakes/memory_store.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import type { AnswerFault } from "./_lost_answer.ts";
+import { type Requirement, requires } from "../helpers/requires.ts";
 
 /** A started multiplexer with a backend pointed at it. */
 export interface ContractFixture {
@@ -38,8 +39,11 @@ export interface ContractFixture {
 
 /** Options of {@linkcode backendContract}. */
 export interface ContractOptions {
-  /** Why the whole suite is skipped here (the program is absent); printed, never counted as passed. */
-  ignore?: string;
+  /**
+   * What the suite needs (the real program and its helpers): missing locally, the suite is
+   * skipped and listed at the end of the run; missing in CI, it fails (`requires`).
+   */
+  requires?: readonly Requirement[];
   /** How long a pane program may take to start. @default 5000 */
   startMs?: number;
 }
@@ -91,7 +95,7 @@ export function backendContract(
   const test = (title: string, fn: (f: ContractFixture) => Promise<void>) =>
     Deno.test({
       name: `${name} contract: ${title}`,
-      ignore: options.ignore !== undefined,
+      ...requires(`the ${name} backend contract`, options.requires ?? []),
       async fn() {
         const f = await start();
         try {
@@ -101,7 +105,6 @@ export function backendContract(
         }
       },
     });
-  if (options.ignore) console.log(`skipping the ${name} backend contract: ${options.ignore}`);
   const startMs = options.startMs ?? 5000;
 
   test("probe() reports a semver version", async (f) => {

@@ -8,13 +8,13 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { createRealClock } from "../../lib/sys/clock.ts";
+import { requirement, requires } from "../helpers/requires.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const bun = `${root}node_modules/.bin/bun`;
 const probe = `${root}tests/helpers/exec_probe.ts`;
 const clock = createRealClock();
-const hasBun = existsSync(bun);
-if (!hasBun) console.log(`exec_bun_test: skipped, ${bun} is missing (run scripts/setup.sh)`);
+const BUN = [requirement("bun", existsSync(bun), "npm install (bun is a devDependency)")];
 
 type Line = Record<string, unknown> & { name: string };
 
@@ -92,7 +92,7 @@ function pick(line: Line, keys: string[]): Record<string, unknown> {
 
 Deno.test({
   name: "createRunner() under Bun (node:child_process) keeps every exec seam promise",
-  ignore: !hasBun,
+  ...requires("the exec seam under Bun", BUN),
   async fn() {
     checkLines(await runProbe([bun, "run"]));
   },

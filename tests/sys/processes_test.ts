@@ -14,9 +14,13 @@ import {
   sameProcess,
 } from "../../lib/sys/processes.ts";
 import { fakeProcesses } from "../fakes/memory_store.ts";
+import { requirement, requires, tool } from "../helpers/requires.ts";
 
 const clock = createRealClock();
-const onLinux = Deno.build.os === "linux";
+const LINUX = [
+  requirement("Linux /proc", Deno.build.os === "linux", "these tests read /proc (Linux only)"),
+  tool("setsid", "apt-get install -y util-linux"),
+];
 
 /** Starts `sh` as a session and group leader (as a terminal starts a pane's program). */
 function leader(script: string): Deno.ChildProcess {
@@ -31,7 +35,7 @@ function leader(script: string): Deno.ChildProcess {
 
 Deno.test({
   name: "createProcesses() members() lists a leader's group and session, children included",
-  ignore: !onLinux,
+  ...requires("the real process seam", LINUX),
   async fn() {
     const p = createProcesses();
     const child = leader("trap '' HUP INT TERM; sleep 30 & sleep 30 & wait");
@@ -59,7 +63,7 @@ Deno.test({
 Deno.test({
   name:
     "terminateSurvivor() ends a real group that ignores SIGHUP, SIGINT and SIGTERM, and the child its dead leader left",
-  ignore: !onLinux,
+  ...requires("the real process seam", LINUX),
   async fn() {
     const p = createProcesses();
     const stubborn = leader("trap '' HUP INT TERM; sleep 30 & sleep 30 & wait");
