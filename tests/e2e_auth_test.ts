@@ -109,8 +109,6 @@ Deno.test({
   name:
     "auth end to end: a password-protected real OpenCode server, bridges with the password from the environment and from bridge.hello, a real `opencode attach`, one without it; the password is in no argv, pane command, log, output or record",
   ...requires("the auth end-to-end tests", OPENCODE),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const t0 = performance.now();
     const timings: Record<string, number> = {};
@@ -503,9 +501,6 @@ Deno.test({
 Deno.test({
   name:
     "auth, herdr (fake CLI): the password reaches the pane program through its environment and no herdr argv or typed text",
-  // The fake's pane processes outlive one test step by design (it kills them in close()).
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const { password, needles } = secrets();
     const herdr = await startFakeHerdr();

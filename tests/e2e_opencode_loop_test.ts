@@ -30,8 +30,6 @@ Deno.test({
       "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
     ),
   ]),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     // 150 ms a word: a turn stays busy ~0.75 s, as long as the bridge needs to see it.
     const oc = await startOpencodeServer({ chunkDelayMs: 150 });

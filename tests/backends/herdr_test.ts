@@ -402,7 +402,7 @@ for (const name of ["sh", "dash", "bash", "fish"]) {
 // ---- against the fake herdr CLI ----
 
 const fakeTest = (name: string, fn: () => Promise<void>, need: readonly Requirement[] = []) =>
-  Deno.test({ name, ...requires(name, need), sanitizeResources: false, sanitizeOps: false, fn });
+  Deno.test({ name, ...requires(name, need), fn });
 
 async function spawnStandIn(
   backend: ReturnType<typeof createHerdrBackend>,

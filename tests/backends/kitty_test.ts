@@ -581,8 +581,6 @@ function live(name: string, fn: (server: KittyServer, backend: Backend) => Promi
   Deno.test({
     name: `kitty live: ${name}`,
     ...requires("kitty live tests", KITTY_TOOLS),
-    sanitizeResources: false,
-    sanitizeOps: false,
     async fn() {
       const server = await kitty.get();
       const backend = createKittyBackend(makeDeps(server.runner, {
