@@ -3,14 +3,14 @@
  * the surface muxbridge runs in, its program typed into the new terminal's shell.
  *
  * cmux has closed a *different* live surface and exited 0 when `close-surface` got a ref it could
- * not resolve (issue #9410, still in 0.64.20; research §4.7). So this backend only ever names
+ * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever names
  * surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the surface
  * it runs in, re-lists the workspace right before closing (an unlisted surface is never passed to
  * close-surface), and lists it again afterwards: if any other surface vanished or the receipt
  * names another surface, the close fails loudly (`close_unverified`, logged as an error).
  *
- * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. Evidence is
- * `/work/shared/research/backends.md` §4 ("research §4.x").
+ * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. The facts it
+ * relies on, with the upstream source they come from, are in `docs/backends/cmux.md` (cited "§N").
  *
  * @module
  */
@@ -57,7 +57,7 @@ import { typedCommand } from "./cmux/_typed.ts";
 export { CMUX_MIN_VERSION };
 
 const CAPABILITIES: Capabilities = {
-  // No named layouts on the CLI (research §4.6): surfaces stay where new-split puts them.
+  // No named layouts on the CLI (docs/backends/cmux.md §8): surfaces stay where new-split puts them.
   layout: false,
   title: true,
   // No per-surface environment flag: anything passed would have to be typed into the terminal,
@@ -172,7 +172,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
   /** Version gate and the optional new-split flags, once per backend (a failure is retried). */
   const ensure = keepSuccess(async (signal?: AbortSignal) => {
     const { version, text } = await readVersion(signal);
-    // `<command> --help` works without a socket (research §4.3).
+    // `<command> --help` works without a socket (docs/backends/cmux.md §3).
     const help = await cmux.bare(["new-split", "--help"], signal);
     const features = parseSplitHelp(help.code === 0 ? `${help.stdout}\n${help.stderr}` : "");
     return { version, text, features };
@@ -321,7 +321,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const id = surfaceArg(paneId);
     refuseCaller(id, "interrupt");
     // Builds before PR #2150 sent keys for an unresolvable surface to the focused one
-    // (research §4.7): only ever name a surface that is listed right now.
+    // (docs/backends/cmux.md §5): only ever name a surface that is listed right now.
     const found = locate(await tree(signal), id);
     if (!found) throw new MuxError("pane_not_found", `Cannot interrupt surface ${id}: it is gone`);
     await cmux.must(

@@ -131,7 +131,7 @@ export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
   const socket = () => {
     // Pinned on every call: the CLI otherwise falls back to CMUX_SOCKET_PATH or probes default
-    // sockets (research §4.1), and a changed environment must not redirect a close.
+    // sockets (docs/backends/cmux.md §1), and a changed environment must not redirect a close.
     const value = deps.config.cmux.socket_path ?? layer?.socket;
     if (!value) {
       throw new MuxError("no_backend", "Cannot reach cmux: no socket (CMUX_SOCKET_PATH is unset)", {
