@@ -396,3 +396,48 @@ Deno.test("fault: a tmux server that hangs during a split opens the pane after t
     await r.close();
   }
 });
+
+Deno.test("fault: a bridge SIGKILLed mid-spawn leaves its pending record; cleanup closes the pane the split made", async () => {
+  const r = await rig();
+  try {
+    await r.fault("slow split-window 1.5");
+    await r.child("ses_killed");
+    assert.ok(
+      await waitFor(
+        clock,
+        async () => (await Deno.readTextFile(`${r.dir}/fault.log`).catch(() => "")) !== "",
+        { deadline: clock.now() + 10_000 },
+      ),
+      "the split started",
+    );
+    r.bridge.kill("SIGKILL");
+    await r.bridge.status.catch(() => {});
+    // The split goes on without its bridge: a pane no record names, carrying the spawn token.
+    const tokened = async () =>
+      (await r.server.tmux(["list-panes", "-a", "-F", "#{pane_id} #{pane_start_command}"]))
+        .split("\n").filter((l) => l.includes("muxbridge-spawn=")).map((l) => l.split(" ")[0]);
+    assert.ok(
+      await waitFor(clock, async () => (await tokened()).length === 1, {
+        deadline: clock.now() + 20_000,
+      }),
+      "the split finished after the bridge died",
+    );
+    const [late] = await tokened();
+    const pending = createPaneStore(r.state).list().records.filter((x) => x.state === "pending");
+    assert.equal(pending.length, 1, "the spawn was recorded before it ran");
+    await r.fault();
+    const cleanup = await runCli(["cleanup", "--json"], { env: r.env });
+    assert.equal(cleanup.code, 0, cleanup.stderr);
+    const report = JSON.parse(cleanup.stdout);
+    assert.deepEqual(
+      report.closed.map((c: { paneId: string; reason: string }) => [c.paneId, c.reason]),
+      [[late, "left by a spawn whose answer was lost"]],
+    );
+    assert.deepEqual(await tokened(), [], "the pane is closed");
+    assert.deepEqual(createPaneStore(r.state).list().records, [], "and its record removed");
+    const user = await r.server.tmux(["display-message", "-p", "-t", r.userPane, "#{pane_id}"]);
+    assert.equal(user.trim(), r.userPane, "the user's pane is untouched");
+  } finally {
+    await r.close();
+  }
+});

@@ -4,7 +4,7 @@
  *
  * - everything present: the test runs as written;
  * - locally, something missing: the test is skipped *visibly*: one line on stderr now, and a
- *   line in the skip log (`$MUXBRIDGE_SKIP_LOG`) that `scripts/test.ts` lists when the run ends;
+ *   line in the skip log (`$MUXBRIDGE_SKIP_LOG`) that `scripts/run_tests.ts` lists when the run ends;
  * - in CI (`CI=true`), something missing: a test in its place fails, naming what is missing and
  *   how to install it. CI never passes by skipping.
  *

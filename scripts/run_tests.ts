@@ -6,12 +6,17 @@
  * skipping, and any skip that still reaches the log fails the run here too.
  *
  * ```sh
- * ./node_modules/.bin/deno run --allow-all scripts/test.ts tests/backends/
+ * ./node_modules/.bin/deno run --allow-all scripts/run_tests.ts tests/backends/
  * ```
  *
  * @module
  */
 
+if (Deno.env.get("MUXBRIDGE_SKIP_LOG") !== undefined) {
+  // Already inside a run: never start another (a runner that runs itself is a fork bomb).
+  console.error("scripts/run_tests.ts: already inside a test run (MUXBRIDGE_SKIP_LOG is set)");
+  Deno.exit(2);
+}
 const log = await Deno.makeTempFile({ prefix: "muxbridge-skips-", suffix: ".jsonl" });
 try {
   const child = new Deno.Command(Deno.execPath(), {
