@@ -31,6 +31,9 @@ import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
+import type { OutMessage } from "../../lib/bridge/protocol.ts";
+import { SessionLoop } from "../../lib/session/loop.ts";
+import { createMemoryStore } from "../fakes/memory_store.ts";
 
 const clock = createRealClock();
 const W = "11111111-1111-1111-1111-111111111111";
@@ -522,6 +525,39 @@ for (
     });
   });
 }
+
+Deno.test("cmux: through the session loop, a split answering surface_id null is pane.failed and leaves no surface or record", async () => {
+  await withFake({ faults: { "new-split": "null-surface" } }, async (fake) => {
+    const out: OutMessage[] = [];
+    const store = createMemoryStore();
+    const deps = fake.deps({ opencode_bin: await writeStandIn(fake.dir) });
+    const loop = new SessionLoop({
+      clock,
+      log: silentLogger,
+      emit: (m) => out.push(m),
+      config: deps.config,
+      store,
+      processes: createProcesses(),
+      owner: "4242:1",
+    }, {
+      backend: createCmuxBackend(deps),
+      serverUrl: "http://127.0.0.1:4096",
+      directory: fake.dir,
+    });
+    loop.handle({ kind: "created", info: { id: "ses_remote", title: "t", parentId: "ses_p" } });
+    assert.ok(
+      await waitFor(clock, () => out.some((m) => m.type === "pane.failed"), {
+        deadline: clock.now() + 20_000,
+      }),
+    );
+    const failed = out.find((m) => m.type === "pane.failed");
+    assert.ok(failed?.type === "pane.failed" && failed.code === "unsupported", JSON.stringify(out));
+    assert.ok(!out.some((m) => m.type === "pane.opened"));
+    await loop.shutdown(true);
+    assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
+    assert.equal(store.records.size, 0);
+  });
+});
 
 Deno.test("cmux: a surface that ended between the check and the send-key is the pane-gone path", async () => {
   for (
