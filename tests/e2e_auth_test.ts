@@ -45,11 +45,17 @@ import { isType } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
-const ignore = opencodeBin() === null;
-if (ignore) console.error("e2e_auth_test: skipped, opencode-ai is not installed (npm install)");
+const OPENCODE = [
+  requirement(
+    "the opencode binary",
+    opencodeBin() !== null,
+    "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
+  ),
+];
 
 /** A fresh password, and what must never appear: it, and the Basic auth token made from it. */
 function secrets(): { password: string; needles: string[] } {
@@ -102,9 +108,7 @@ const until = (
 Deno.test({
   name:
     "auth end to end: a password-protected real OpenCode server, bridges with the password from the environment and from bridge.hello, a real `opencode attach`, one without it; the password is in no argv, pane command, log, output or record",
-  ignore,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...requires("the auth end-to-end tests", OPENCODE),
   async fn() {
     const t0 = performance.now();
     const timings: Record<string, number> = {};
@@ -497,9 +501,6 @@ Deno.test({
 Deno.test({
   name:
     "auth, herdr (fake CLI): the password reaches the pane program through its environment and no herdr argv or typed text",
-  // The fake's pane processes outlive one test step by design (it kills them in close()).
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const { password, needles } = secrets();
     const herdr = await startFakeHerdr();

@@ -18,6 +18,11 @@ import {
   sandbox,
   serve,
 } from "./helpers/install_sandbox.ts";
+import { requirement, requires } from "./helpers/requires.ts";
+
+const HOST = [
+  requirement("a release target for this machine", host !== null, "Linux or macOS, x64 or arm64"),
+];
 
 /** A PATH directory with a fake `gh` that records its argv and exits with `code`. */
 async function fakeGh(
@@ -38,7 +43,7 @@ async function fakeGh(
 
 Deno.test({
   name: "install.sh refuses a plain-http release URL unless the local-test switch is set",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -65,7 +70,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh says the build provenance was not verified without gh, or without a repository",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -104,7 +109,7 @@ Deno.test({
 Deno.test({
   name:
     "install.sh verifies the build provenance with gh attestation verify --repo, and refuses a failure",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();

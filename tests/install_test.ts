@@ -24,10 +24,15 @@ import {
   serve,
 } from "./helpers/install_sandbox.ts";
 import { sha256sums } from "../scripts/build_release.ts";
+import { requirement, requires, tool } from "./helpers/requires.ts";
+
+const HOST = [
+  requirement("a release target for this machine", host !== null, "Linux or macOS, x64 or arm64"),
+];
 
 Deno.test({
   name: "install.sh installs the latest release's binary for this platform, and it runs",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -55,7 +60,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh --version installs that release and replaces an earlier install",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9"), "v1.2.3": goodRelease("1.2.3") });
     const box = await sandbox();
@@ -91,7 +96,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh defaults to ~/.local/bin and says when it is not on PATH",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -109,7 +114,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh refuses a corrupted asset and leaves the earlier install untouched",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const release = goodRelease("9.9.9");
     // Same length, one byte changed: only the checksum can tell.
@@ -137,7 +142,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh refuses when the asset, SHA256SUMS or its line for the asset is missing",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const noAsset = goodRelease("9.9.9");
     noAsset.delete(ASSET);
@@ -207,7 +212,7 @@ Deno.test("install.sh refuses an OS or CPU it has no release for", async () => {
 
 Deno.test({
   name: "install.sh works with wget and shasum alone, and refuses without a downloader or hasher",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -256,12 +261,9 @@ Deno.test("install.sh rejects unknown arguments with one line and exit 1", async
   }
 });
 
-const shellcheck = await run(["sh", "-c", "command -v shellcheck"], { timeoutMs: 5000 });
-if (shellcheck.code !== 0) console.log("install_test: shellcheck not installed, lint skipped");
-
 Deno.test({
   name: "install.sh is shellcheck-clean as POSIX sh",
-  ignore: shellcheck.code !== 0,
+  ...requires("install.sh shellcheck", [tool("shellcheck", "apt-get install -y shellcheck")]),
   async fn() {
     const r = await run(["shellcheck", "-s", "sh", INSTALLER], { timeoutMs: 30_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -1,20 +1,23 @@
 /**
  * The GitHub workflows parse as YAML and say what the README says they do. They have not run on
  * GitHub; this is the check available here. The YAML parser is python3's PyYAML (no new
- * dependency for one test); without it the test is skipped and says so.
+ * dependency for one test); scripts/setup.sh installs it (`requires`: skipped and listed locally
+ * when absent, a failure in CI).
  */
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import denoConfig from "../deno.json" with { type: "json" };
 import { createRunner } from "../lib/sys/exec.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const run = createRunner();
 const TO_JSON = "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))";
 const probe = await run(["python3", "-c", "import yaml"], { timeoutMs: 10_000 }).catch(() => null);
-const hasYaml = probe?.code === 0;
-if (!hasYaml) console.log("workflows_test: skipped, python3 with PyYAML is not installed");
+const YAML = [
+  requirement("PyYAML for python3", probe?.code === 0, "apt-get install -y python3-yaml"),
+];
 
 interface Step {
   name?: string;
@@ -94,11 +97,16 @@ function assertTasksExist(wf: Workflow): void {
 
 Deno.test({
   name: "ci.yml runs on push and PR (and as the release gate): setup, test, Bun binary e2e",
-  ignore: !hasYaml,
+  ...requires("the workflow checks", YAML),
   async fn() {
     const wf = await load(".github/workflows/ci.yml");
     assert.deepEqual(Object.keys(wf.on).sort(), ["pull_request", "push", "workflow_call"]);
     assert.deepEqual(wf.permissions, { contents: "read" });
+    assert.equal(
+      (wf.jobs.test as Job & { env?: Record<string, string> }).env?.CI,
+      "true",
+      "in CI a missing tool fails",
+    );
     const runs = wf.jobs.test.steps!.map((s) => s.run ?? s.uses);
     for (
       const expected of [
@@ -122,7 +130,7 @@ Deno.test({
 Deno.test({
   name:
     "release.yml runs on v* tags: the CI gate, deno compile for five targets, checksums, attestation, release",
-  ignore: !hasYaml,
+  ...requires("the workflow checks", YAML),
   async fn() {
     const wf = await load(".github/workflows/release.yml");
     assert.deepEqual(wf.on, { push: { tags: ["v*"] } });
@@ -150,7 +158,7 @@ Deno.test({
 Deno.test({
   name:
     "release.yml: only the publish job can write, it runs no package code, and nothing is clobbered",
-  ignore: !hasYaml,
+  ...requires("the workflow checks", YAML),
   async fn() {
     const wf = await load(".github/workflows/release.yml");
     assertPinned(".github/workflows/release.yml");

@@ -25,6 +25,7 @@ import type { Credentials } from "../opencode/attach.ts";
 import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import { ownerAlive, type Processes } from "../sys/processes.ts";
+import { isPending, type PendingRecord, resolveLostSpawn } from "./lost_spawns.ts";
 
 /** One pane cleanup looked at, and what it decided. */
 export interface CleanupEntry {
@@ -206,6 +207,10 @@ export async function runCleanup(
   };
 
   for (const record of records) {
+    if (isPending(record)) {
+      await resolvePending(record, deps, options, report);
+      continue;
+    }
     seen.add(`${record.backend}\0${record.paneId}`);
     await decide(record);
   }
@@ -231,4 +236,48 @@ export async function runCleanup(
     }
   }
   return report;
+}
+
+/**
+ * A pending record (a spawn that never finished) of an owner that is gone: the pane it may have
+ * made is found by its token and closed, and the record removed (see `lost_spawns.ts`). A live
+ * owner's spawn is still in flight and left alone.
+ */
+async function resolvePending(
+  record: PendingRecord,
+  deps: CleanupDeps,
+  options: CleanupOptions,
+  report: CleanupReport,
+): Promise<void> {
+  const entry = { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId };
+  const keep = (reason: string) => void report.kept.push({ ...entry, reason });
+  if (record.owner === options.self) return keep("a spawn of this bridge");
+  if (record.owner === "cli" && !options.all) return keep("a `muxbridge spawn`; use --all");
+  if (record.owner !== "cli" && ownerAlive(deps.processes, record.owner)) {
+    return keep("spawn in progress");
+  }
+  const backend = deps.backends[record.backend];
+  if (!backend) return keep(`${record.backend} not available here`);
+  const reason = "left by a spawn whose answer was lost";
+  if (options.dryRun) {
+    try {
+      for (const pane of await backend.findSpawned(record.token)) {
+        report.closed.push({ ...entry, paneId: pane.paneId, reason });
+      }
+    } catch (err) {
+      keep(`cannot look for the pane: ${toMuxError(err).message}`);
+    }
+    return;
+  }
+  const outcome = await resolveLostSpawn(backend, record, {
+    store: deps.store,
+    clock: deps.clock,
+    processes: deps.processes,
+    graceMs: deps.graceMs,
+    log: deps.log,
+  }, true);
+  if (outcome.kind === "unresolved") return keep(outcome.reason);
+  if (outcome.kind === "closed") {
+    for (const paneId of outcome.panes) report.closed.push({ ...entry, paneId, reason });
+  }
 }

@@ -31,6 +31,7 @@ import {
   SESSION_ID,
   validateServerUrlText,
 } from "../validate.ts";
+import { SPAWN_TOKEN } from "../spawn_token.ts";
 
 /** The largest record file read; a record is a few hundred bytes. */
 const MAX_RECORD_BYTES = 64 * 1024;
@@ -41,7 +42,10 @@ const safeText = (max: number) =>
 /**
  * One owned pane, as recorded. Every field is checked: the pane id is safe to hand to a
  * multiplexer, the pid is one muxbridge could signal, the server an http(s) URL without
- * credentials.
+ * credentials. With `state: "pending"` it is a spawn in flight (written before the spawn runs,
+ * so a pane the multiplexer makes is muxbridge's even when the spawn's answer is lost): its
+ * `paneId` is `pending:<token>` until the pane is known, and the pane, if any, carries `token`
+ * (see `lib/session/lost_spawns.ts`).
  *
  * @internal
  */
@@ -66,7 +70,19 @@ export const PaneRecordSchema = z.strictObject({
     "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
   ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
-});
+  state: z.literal("pending").optional().describe(
+    "A spawn in flight or whose answer was lost; absent: the pane is open",
+  ),
+  token: z.string().regex(SPAWN_TOKEN).optional().describe(
+    "The spawn token the pane of a pending spawn carries",
+  ),
+}).refine(
+  (r) =>
+    r.state === "pending"
+      ? r.token !== undefined && r.paneId === `pending:${r.token}`
+      : r.token === undefined,
+  { message: 'A pending record has a token and the pane id "pending:<token>"; others have none' },
+);
 
 /**
  * One owned pane.

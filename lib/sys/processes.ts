@@ -117,6 +117,39 @@ export function createProcesses(): Processes {
 }
 
 /**
+ * Reads a process's environment as it was when the process last `exec`ed
+ * (`/proc/<pid>/environ`, readable for processes of the same user).
+ *
+ * @param pid The process.
+ * @returns The variables; undefined off Linux, when the process is gone or cannot be read.
+ *
+ * @example
+ * ```ts
+ * import process from "node:process";
+ * import { processEnviron } from "./processes.ts";
+ * processEnviron(process.pid)?.PATH !== undefined; // true on Linux
+ * ```
+ */
+export function processEnviron(pid: number): Record<string, string> | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const entry of text.split("\0")) {
+    const eq = entry.indexOf("=");
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** Whether {@linkcode processEnviron} can read anything on this system (Linux `/proc`). */
+export const ENVIRON_READABLE: boolean = process.platform === "linux";
+
+/**
  * Tells whether `pid` is still the very process whose start stamp was read earlier: the same
  * pid with a different start is a later process that reused the number and must never be
  * signalled.

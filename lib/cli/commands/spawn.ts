@@ -12,6 +12,8 @@ import {
   validateDirectory,
   validateSessionId,
 } from "../../validate.ts";
+import { spawnRecorded } from "../../session/lost_spawns.ts";
+import { ownerStamp } from "../../sys/processes.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore } from "./_context.ts";
 
@@ -75,7 +77,9 @@ export const spawnCommand: Command = {
         `Cannot pass the server password to a ${backend.name} pane without exposing it`,
       );
     }
-    const pane = await backend.spawn({
+    // The pending record names this process as its owner: should it die mid-spawn, `cleanup`
+    // closes the pane the spawn made once this process is gone.
+    const spawned = await spawnRecorded(backend, {
       sessionId,
       title,
       argv: attachArgv(config.opencode_bin, server.url, sessionId, dir),
@@ -83,7 +87,25 @@ export const spawnCommand: Command = {
       env: attachEnv(auth),
       owner: "cli",
       signal: deps.signal,
+    }, {
+      sessionId,
+      title,
+      openedAt: new Date(deps.clock.now()).toISOString(),
+      owner: ownerStamp(deps.processes),
+      server: server.url,
+      directory: dir,
+    }, {
+      store,
+      clock: deps.clock,
+      processes: deps.processes,
+      graceMs: config.close_grace_ms,
+      log: deps.log,
     });
+    if (!spawned.ok) {
+      await backend.dispose?.();
+      throw spawned.error;
+    }
+    const { pane, pending } = spawned;
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
     store.put({
@@ -98,6 +120,7 @@ export const spawnCommand: Command = {
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
       ...(pidStart !== undefined ? { pidStart } : {}),
     });
+    store.remove(backend.name, pending.paneId);
     await backend.dispose?.();
     return {
       json: { paneId: pane.paneId, backend: backend.name, sessionId },
