@@ -10,10 +10,10 @@ import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
-import { parseInvocation } from "./lib/cli/cli.ts";
+import { commandNamed, parseInvocation } from "./lib/cli/cli.ts";
 import { createChannelOpener } from "./lib/sys/channel.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
-import type { CliDeps } from "./lib/cli/commands/_command.ts";
+import type { CliDeps, Command } from "./lib/cli/commands/_command.ts";
 import { COMMANDS } from "./lib/cli/commands/mod.ts";
 import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
 import { createRunner } from "./lib/sys/exec.ts";
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseInvocation(argv, COMMANDS);
   } catch (err) {
-    return fail(err);
+    return fail(err, commandNamed(argv, COMMANDS));
   }
   if (parsed.kind === "help") {
     process.stdout.write(parsed.text);
@@ -96,17 +96,24 @@ async function main(argv: string[]): Promise<number> {
     } else if (result.text) deps.stdout(result.text);
     return result.exitCode ?? 0;
   } catch (err) {
-    if (abort.signal.aborted && !isMuxError(err)) {
-      return fail(new MuxError("interrupted", "Interrupted"));
+    // Ctrl+C is 130 whatever the command was doing when it gave up.
+    if (abort.signal.aborted) {
+      return fail(
+        isMuxError(err, "interrupted") ? err : new MuxError("interrupted", "Interrupted"),
+        command,
+      );
     }
-    return fail(err);
+    return fail(err, command);
   }
 }
 
-function fail(err: unknown): number {
+/** Reports a failure: one stderr line, the command's own stdout form, the exit code. */
+function fail(err: unknown, command?: Command): number {
   if (err instanceof MuxError) {
     // One line that says what went wrong and what to do (contract).
     process.stderr.write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
+    const out = command?.failureOutput?.(err);
+    if (out) process.stdout.write(out);
     return exitCodeFor(err.code);
   }
   process.stderr.write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);

@@ -98,7 +98,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 
   const config = deps.resolveConfig();
   const selection = await deps.select(config);
-  const server = startServer(deps.start, log, emit);
+  const server = startServer(deps.start, log);
   const ctx = contextFor(selection, server.url, deps.start.directory, server.auth);
   const session: Session = {
     config,
@@ -113,6 +113,10 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
   emitReady(emit, deps.version, selection);
+  // `ready` is always first: a start URL the caller did not check is reported after it.
+  if (server.error) {
+    emit({ type: "error", code: "invalid_config", message: server.error, line: null });
+  }
   const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
 
   const reading = (async () => {
@@ -239,12 +243,11 @@ function emitReady(emit: (m: OutMessage) => void, version: string, selection: Se
   );
 }
 
-/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+/** The starting server URL, normalised (null: none, or unusable: `error` says why). */
 function startServer(
   start: BridgeStart,
   log: Logger,
-  emit: (m: OutMessage) => void,
-): { url: string | null; auth: Credentials | undefined } {
+): { url: string | null; auth: Credentials | undefined; error?: string } {
   if (start.url) {
     try {
       const normalized = normalizeServerUrl(start.url);
@@ -252,7 +255,7 @@ function startServer(
       return { url: normalized.url, auth: normalized.auth ?? start.auth };
     } catch (err) {
       log.error((err as Error).message);
-      emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
+      return { url: null, auth: start.auth, error: (err as Error).message };
     }
   }
   return { url: null, auth: start.auth };
