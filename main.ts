@@ -94,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
     if (global.json && result.json !== undefined) {
       deps.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
     } else if (result.text) deps.stdout(result.text);
+    if (result.exitCode && result.failure) process.stderr.write(`muxbridge: ${result.failure}\n`);
     return result.exitCode ?? 0;
   } catch (err) {
     // Ctrl+C is 130 whatever the command was doing when it gave up.

@@ -83,6 +83,11 @@ export interface CommandResult {
   text: string;
   /** The exit code. @default 0 */
   exitCode?: number;
+  /**
+   * With a non-zero exit code: the one stderr line that says what failed (without the
+   * `muxbridge: ` prefix), as every failure has one.
+   */
+  failure?: string;
 }
 
 /** A flag of a command. */

@@ -185,13 +185,18 @@ export const doctorCommand: Command = {
       checks.push(await opencodeCheck(config.opencode_bin, deps));
     }
     if (url) checks.push(...await serverChecks(url, deps));
-    const failed = checks.some((c) => c.status === "fail");
+    const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
     const text =
       checks.map((c) =>
         `${c.status.toUpperCase().padEnd(4)} ${c.name}: ${c.detail}${
           c.hint && c.status !== "pass" ? `\n     hint: ${c.hint}` : ""
         }`
       ).join("\n") + "\n";
-    return { json: { checks }, text, exitCode: failed ? 1 : 0 };
+    return {
+      json: { checks },
+      text,
+      exitCode: failed.length ? 1 : 0,
+      failure: `Cannot pass every check: ${failed.join(", ")} failed; each one shows a hint`,
+    };
   },
 };
