@@ -6,6 +6,7 @@
  */
 
 import { isMuxError, MuxError } from "../../sys/errors.ts";
+import type { Invocation } from "./_command.ts";
 import {
   normalizeServerUrl,
   type ServerUrl,
@@ -13,8 +14,6 @@ import {
   validatePaneId,
   validateSessionId,
 } from "../../validate.ts";
-
-type Values = Record<string, string | boolean | undefined>;
 
 /** Rethrows a value check's `invalid_argument` as the `usage` error of the flag it came from. */
 function asUsage<T>(check: () => T): T {
@@ -37,7 +36,11 @@ function asUsage<T>(check: () => T): T {
  * @returns Its value.
  * @throws {MuxError} `usage` when it is missing or empty.
  */
-export function requiredFlag(values: Values, name: string, command: string): string {
+export function requiredFlag(
+  values: Invocation["values"],
+  name: string,
+  command: string,
+): string {
   const v = values[name];
   if (typeof v !== "string" || v === "") {
     throw new MuxError("usage", `Cannot run ${command} without --${name}`, {
