@@ -13,7 +13,11 @@ import process from "node:process";
 export interface Processes {
   /** This process's id. */
   readonly selfPid: number;
-  /** Whether a process exists (a zombie counts as gone). */
+  /**
+   * Whether a process exists. A zombie whose threads have all ended counts as gone (only its
+   * parent can reap it); a main thread that ended while other threads still run shows as a
+   * zombie too, but that program is still running and counts as alive.
+   */
   alive(pid: number): boolean;
   /** An opaque start stamp that tells a process from a later one with the same pid. */
   startTime(pid: number): string | undefined;
@@ -24,6 +28,7 @@ export interface Processes {
    * itself included while it lives (zombies excluded). A pane's program is the leader of both:
    * terminals start it with `setsid` (tmux: `forkpty`), so whatever it started stays in them
    * unless it left on purpose (`setsid` again). Without `/proc` only the leader is reported.
+   * A process is listed while any of its threads runs ({@linkcode Processes.alive}).
    */
   members(leader: number): number[];
 }
@@ -35,6 +40,23 @@ function statFields(pid: number): string[] | undefined {
     return text.slice(text.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether a process in state `state` (from `/proc/<pid>/stat`) has ended. `Z` is what the
+ * kernel shows for a thread-group leader that exited, also while the group's other threads
+ * still run (a multi-threaded program whose main thread ended first, as Bun programs do on
+ * their way out): it has ended only once `Threads:` in `/proc/<pid>/status` is down to the
+ * leader itself.
+ */
+function ended(pid: number, state: string): boolean {
+  if (state !== "Z" && state !== "X") return false;
+  try {
+    const threads = /^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return threads === undefined || Number(threads) <= 1;
+  } catch {
+    return true; // reaped meanwhile
   }
 }
 
@@ -66,7 +88,7 @@ export function createProcesses(): Processes {
     alive(pid) {
       if (!Number.isInteger(pid) || pid <= 0) return false;
       const fields = statFields(pid);
-      if (fields) return fields[0] !== "Z" && fields[0] !== "X";
+      if (fields) return !ended(pid, fields[0]);
       try {
         process.kill(pid, 0);
         return true;
@@ -92,8 +114,8 @@ export function createProcesses(): Processes {
       if (all.length === 0) return this.alive(leader) ? [leader] : [];
       // Fields after the name: state, ppid, pgrp, session (proc(5)).
       return all.filter(({ pid, fields }) =>
-        fields[0] !== "Z" && fields[0] !== "X" &&
-        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader)
+        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader) &&
+        !ended(pid, fields[0])
       ).map(({ pid }) => pid);
     },
   };
