@@ -67,7 +67,17 @@ async function main(argv: string[]): Promise<number> {
     global.logFile ? fileSink(global.logFile) : stderrSink,
   );
   const abort = new AbortController();
-  if (command.name !== "bridge") process.on("SIGINT", () => abort.abort());
+  let stdoutGone = false;
+  if (command.name !== "bridge") {
+    process.on("SIGINT", () => abort.abort());
+    // A reader that went away (`muxbridge demo | head -3`) stops the command as Ctrl+C does, so
+    // that it still cleans up (an unhandled EPIPE would end the process on the spot).
+    process.stdout.on("error", (err: Error & { code?: string }) => {
+      if (err.code !== "EPIPE") throw err;
+      stdoutGone = true;
+      abort.abort();
+    });
+  }
   const factories: Partial<Record<BackendName, BackendFactory>> = {};
   for (const [name, row] of Object.entries(BACKENDS)) {
     if (row) factories[name as BackendName] = row.create;
@@ -80,7 +90,9 @@ async function main(argv: string[]): Promise<number> {
     processes: createProcesses(),
     fetch: (input, init) => fetch(input, init),
     readText,
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => {
+      if (!stdoutGone) process.stdout.write(text);
+    },
     log,
     cwd: process.cwd(),
     version: VERSION,
@@ -99,10 +111,12 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     // Ctrl+C is 130 whatever the command was doing when it gave up.
     if (abort.signal.aborted) {
-      return fail(
-        isMuxError(err, "interrupted") ? err : new MuxError("interrupted", "Interrupted"),
-        command,
-      );
+      const why = stdoutGone
+        ? new MuxError("interrupted", "Interrupted: nothing reads stdout any more")
+        : isMuxError(err, "interrupted")
+        ? err
+        : new MuxError("interrupted", "Interrupted");
+      return fail(why, command);
     }
     return fail(err, command);
   }

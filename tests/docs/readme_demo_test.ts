@@ -69,3 +69,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "demo: a reader that stops early (`| head -3`) stops it, and it still removes its server",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const box = await Sandbox.create();
+    try {
+      const tmp = `${box.dir}/tmp`;
+      await Deno.mkdir(tmp);
+      // sh waits for every command of the pipeline, so the demo has ended when this returns.
+      const r = await box.run("muxbridge demo | head -3", {
+        where: "outside a multiplexer",
+        env: { TMPDIR: tmp },
+      });
+      assert.equal(r.code, 0, JSON.stringify(r));
+      assert.equal(r.stdout.split("\n").length, 4, r.stdout);
+      // Stopped by the closed pipe (the usual case), or done before `head` closed it (only when
+      // `head` was not scheduled for the demo's whole run).
+      assert.match(r.stderr, /^(muxbridge: Interrupted: nothing reads stdout any more\n)?$/);
+      assert.deepEqual([...Deno.readDirSync(tmp)], [], "the demo's directory is removed");
+    } finally {
+      await box.close();
+    }
+  },
+});

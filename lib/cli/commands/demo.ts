@@ -10,7 +10,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BridgeIO, runBridge } from "../../bridge/bridge.ts";
+import { runBridge } from "../../bridge/bridge.ts";
 import { type Config, resolveConfig } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { createLogger, type LogLevel } from "../../sys/log.ts";
@@ -20,6 +20,7 @@ import { ownerStamp } from "../../sys/processes.ts";
 import type { OutMessage } from "../../bridge/protocol.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { CliDeps, Command } from "./_command.ts";
+import { Script, WAIT_MS } from "./_demo_script.ts";
 import { drawPanes } from "./_layout_picture.ts";
 
 const STAND_IN = `#!/bin/sh
@@ -30,80 +31,6 @@ printf '\\033[1mstand-in for: opencode attach\\033[0m\\n'
 for a in "$@"; do printf '  %s\\n' "$a"; done
 while :; do sleep 1; done
 `;
-
-const WAIT_MS = 15_000;
-
-/** A scripted bridge input plus a record of its output, for driving the real bridge. */
-class Script {
-  readonly out: OutMessage[] = [];
-  #lines: string[] = [];
-  #wake: (() => void) | null = null;
-  #ended = false;
-  #waiters: Array<() => void> = [];
-
-  io(onSignal: BridgeIO["onSignal"]): BridgeIO {
-    return {
-      input: this.#input(),
-      write: (line) => {
-        this.out.push(JSON.parse(line) as OutMessage);
-        for (const w of this.#waiters.splice(0)) w();
-      },
-      flush: () => Promise.resolve(),
-      onSignal,
-    };
-  }
-
-  async *#input(): AsyncGenerator<Uint8Array> {
-    const enc = new TextEncoder();
-    while (true) {
-      while (this.#lines.length) yield enc.encode(this.#lines.shift()!);
-      if (this.#ended) return;
-      await new Promise<void>((r) => (this.#wake = r));
-    }
-  }
-
-  send(message: unknown): void {
-    this.#lines.push(`${JSON.stringify(message)}\n`);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wake?.();
-  }
-
-  async until<T extends OutMessage>(
-    what: string,
-    pred: (m: OutMessage) => m is T,
-    deps: CliDeps,
-  ): Promise<T> {
-    const deadline = deps.clock.now() + WAIT_MS;
-    while (true) {
-      const hit = this.out.find(pred);
-      if (hit) {
-        this.out.splice(this.out.indexOf(hit), 1);
-        return hit;
-      }
-      if (deps.signal.aborted) throw new MuxError("interrupted", "Interrupted");
-      // A child that got no pane ends the demo at once, saying why.
-      const refusal = this.out.find((m) => m.type === "pane.failed" || m.type === "pane.skipped");
-      if (refusal) {
-        throw new MuxError(
-          "command_failed",
-          `Cannot finish the demo: no ${what}: ${JSON.stringify(refusal)}`,
-        );
-      }
-      if (deps.clock.now() > deadline) {
-        throw new MuxError("timed_out", `Cannot finish the demo: no ${what} within ${WAIT_MS} ms`);
-      }
-      await new Promise<void>((resolve) => {
-        this.#waiters.push(resolve);
-        deps.clock.setTimeout(resolve, 100);
-        deps.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
-    }
-  }
-}
 
 const opened =
   (sid: string) => (m: OutMessage): m is Extract<OutMessage, { type: "pane.opened" }> =>
