@@ -218,8 +218,26 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
       const keys = issue.keys.map((k) => JSON.stringify(path ? `${path}.${k}` : k)).join(", ");
       return `unknown key ${keys}`;
     }
-    return `key ${JSON.stringify(path || "(root)")}: ${issue.message}`;
+    return `key ${JSON.stringify(path || "(root)")}: ${problemOf(issue)}`;
   }).join("; ");
+}
+
+/** What is wrong with a value, in muxbridge's words rather than the schema library's. */
+function problemOf(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_value":
+      return `choose one of ${issue.values.map(String).join(", ")}`;
+    case "invalid_type":
+      return `expected ${issue.expected}`;
+    case "too_big":
+      return `the most is ${issue.maximum}`;
+    case "too_small":
+      return issue.origin === "string" && Number(issue.minimum) === 1
+        ? "it is empty"
+        : `the least is ${issue.minimum}`;
+    default:
+      return issue.message;
+  }
 }
 
 function checkLayer(source: string, data: unknown): ConfigLayer {
@@ -299,10 +317,21 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  */
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
-  if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data));
-  const fromEnv = envLayer(sources.env);
-  const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
-  layers.push(checkLayer(`the environment (${names})`, fromEnv));
+  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data));
+  // One variable at a time, so that an error blames only the variable that is wrong.
+  for (const [key, value] of Object.entries(envLayer(sources.env))) {
+    const result = ConfigSchema.safeParse({ [key]: value });
+    if (!result.success) {
+      throw new MuxError(
+        "invalid_config",
+        `Cannot use ${ENV_VARS[key]} ${JSON.stringify(value)}: ${
+          result.error.issues.map(problemOf).join("; ")
+        }`,
+        { hint: `Fix ${ENV_VARS[key]} or unset it` },
+      );
+    }
+    layers.push({ [key]: value });
+  }
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
   if (sources.hello !== undefined) {
     refuseHelloKeys(sources.hello);

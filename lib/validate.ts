@@ -90,6 +90,37 @@ export function validateTarget(kind: string, value: string): string {
   return value;
 }
 
+/** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
+ * `w1:p3`, cmux surface UUIDs). */
+const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
+
+/**
+ * Checks a pane id given on the command line before anything is probed: a safe target
+ * ({@linkcode validateTarget}) made only of characters some backend's ids use. Whether it has the
+ * form of the backend in use is that backend's check.
+ *
+ * @param value The pane id.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` when no backend could have such an id.
+ *
+ * @example
+ * ```ts
+ * import { validatePaneId } from "./validate.ts";
+ * validatePaneId("w1:p3");
+ * ```
+ */
+export function validatePaneId(value: string): string {
+  validateTarget("pane id", value);
+  if (!PANE_ID_CHARS.test(value)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use pane id ${JSON.stringify(cutForMessage(value))}: no multiplexer has such ids`,
+      { hint: 'A pane id has only letters, digits and "%_:.-", such as %3, 3 or w1:p3' },
+    );
+  }
+  return value;
+}
+
 /**
  * Checks text that will be typed into a pane or passed as free text: no control, format or
  * line-separator characters, no leading "-".
@@ -122,14 +153,15 @@ export function validateText(kind: string, text: string): string {
  * unsafe characters.
  *
  * @param dir The directory.
+ * @param kind What the value is, for messages: `--dir` when it came from that flag.
  * @returns The directory.
  * @throws {MuxError} `invalid_argument` when it is relative, too long or unsafe.
  */
-export function validateDirectory(dir: string): string {
+export function validateDirectory(dir: string, kind = "directory"): string {
   if (dir.length > MAX_DIRECTORY) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use directory ${
+      `Cannot use ${kind} ${
         JSON.stringify(cutForMessage(dir))
       }: it is longer than ${MAX_DIRECTORY} characters`,
     );
@@ -137,13 +169,13 @@ export function validateDirectory(dir: string): string {
   if (!dir.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(dir)) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use directory ${JSON.stringify(cutForMessage(dir))}: it is not absolute`,
+      `Cannot use ${kind} ${JSON.stringify(cutForMessage(dir))}: it is not absolute`,
     );
   }
   if (UNSAFE.test(dir)) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use directory ${
+      `Cannot use ${kind} ${
         JSON.stringify(cutForMessage(dir))
       }: it holds control or format characters`,
     );
@@ -163,6 +195,7 @@ export interface ServerUrl {
  * (`OPENCODE_SERVER_PASSWORD`), where no argv, log line or pane record can show them.
  *
  * @param raw The URL as given.
+ * @param kind What the value is, for messages: `--url` when it came from that flag.
  * @returns The normalised URL.
  * @throws {MuxError} `invalid_argument` when it is not an http(s) URL or carries credentials
  *   (the message never repeats them).
@@ -173,23 +206,23 @@ export interface ServerUrl {
  * normalizeServerUrl("http://127.0.0.1:4096/").url; // "http://127.0.0.1:4096"
  * ```
  */
-export function normalizeServerUrl(raw: string): ServerUrl {
+export function normalizeServerUrl(raw: string, kind = "server URL"): ServerUrl {
   const shown = () => JSON.stringify(cutForMessage(redactUserinfo(raw)));
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new MuxError("invalid_argument", `Cannot use server URL ${shown()}: it is not a URL`, {
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: it is not a URL`, {
       hint: "Pass the URL OpenCode listens on, such as http://127.0.0.1:4096",
     });
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new MuxError("invalid_argument", `Cannot use server URL ${shown()}: not http or https`);
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: not http or https`);
   }
   if (parsed.username || parsed.password) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use server URL ${shown()}: it carries credentials (user:pass@)`,
+      `Cannot use ${kind} ${shown()}: it carries credentials (user:pass@)`,
       {
         hint:
           "Remove them from the URL and set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME) instead",
@@ -200,7 +233,7 @@ export function normalizeServerUrl(raw: string): ServerUrl {
   parsed.hash = "";
   const url = parsed.toString().replace(/\/+$/, "");
   if (UNSAFE.test(url)) {
-    throw new MuxError("invalid_argument", `Cannot use server URL ${shown()}: unsafe characters`);
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: unsafe characters`);
   }
   return { url };
 }

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { escapeTitle } from "../backends/tmux/_parse.ts";
 import { createPaneStore } from "../lib/session/pane_store.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { createRandom } from "./helpers/hostile.ts";
 import { tmuxBridgeEnv } from "./helpers/real_life.ts";
@@ -112,6 +113,9 @@ Deno.test("cleanup and close --force never close the pane muxbridge runs in", as
 Deno.test("a title holding tmux style directives is drawn as text on a real client's status line", async () => {
   const s = await setup();
   let outer: TmuxServer | null = null;
+  // spawn checks that the server knows the session before it opens a pane.
+  const opencode = serveFakeOpencode();
+  opencode.fake.knowAll = true;
   try {
     const standIn = await writeStandIn(s.dir);
     await Deno.writeTextFile(
@@ -129,7 +133,7 @@ Deno.test("a title holding tmux style directives is drawn as text on a real clie
       "--session",
       "ses_title1",
       "--url",
-      "http://127.0.0.1:9",
+      opencode.url,
       "--dir",
       s.dir,
       "--title",
@@ -167,6 +171,7 @@ Deno.test("a title holding tmux style directives is drawn as text on a real clie
     await runCli(["close", pane], { env: s.env });
   } finally {
     await outer?.close();
+    await opencode.close();
     await s.close();
   }
 });

@@ -6,6 +6,7 @@ import {
   MAX_TITLE,
   normalizeServerUrl,
   validateDirectory,
+  validatePaneId,
   validateSessionId,
   validateTarget,
   validateText,
@@ -73,6 +74,44 @@ Deno.test("validateTarget() accepts every backend's pane id form", () => {
     assert.equal(validateTarget("pane id", id), id);
   }
   assert.equal(validateTarget("pane id", "7f0c2a3e-1b2c-4d5e-8f90-123456789abc").length, 36);
+});
+
+Deno.test("validatePaneId() accepts every backend's pane id form", () => {
+  for (
+    const id of [
+      "%0",
+      "%123",
+      "terminal_3",
+      "w1:p3",
+      "p_ab12",
+      "1-1",
+      "42",
+      "7f0c2a3e-1b2c-4d5e-8f90-123456789abc",
+    ]
+  ) {
+    assert.equal(validatePaneId(id), id);
+  }
+});
+
+Deno.test("validatePaneId() refuses what no multiplexer's ids hold, before any backend is known", () => {
+  for (const id of [";rm", "$(id)", "%1 %2", "a'b", "%1;kill", "~", "", "-5", "%1\n"]) {
+    assert.throws(() => validatePaneId(id), { ...invalidArgument }, JSON.stringify(id));
+  }
+  assert.throws(() => validatePaneId(";rm"), {
+    ...invalidArgument,
+    message: 'Cannot use pane id ";rm": no multiplexer has such ids',
+  });
+});
+
+Deno.test("normalizeServerUrl() and validateDirectory() name the flag a value came from", () => {
+  assert.throws(() => normalizeServerUrl("notaurl", "--url"), {
+    ...invalidArgument,
+    message: 'Cannot use --url "notaurl": it is not a URL',
+  });
+  assert.throws(() => validateDirectory("rel", "--dir"), {
+    ...invalidArgument,
+    message: 'Cannot use --dir "rel": it is not absolute',
+  });
 });
 
 Deno.test("validateTarget() refuses an empty value", () => {

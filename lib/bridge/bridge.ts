@@ -105,7 +105,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 
   const config = deps.resolveConfig();
   const selection = await deps.select(config);
-  const server = startServer(deps.start, log, emit);
+  const server = startServer(deps.start, log);
   const held = startCredentials(server.url, deps.start.auth);
   const ctx = contextFor(
     selection,
@@ -127,6 +127,10 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
   emitReady(emit, deps.version, selection);
+  // `ready` is always first: a start URL the caller did not check is reported after it.
+  if (server.error) {
+    emit({ type: "error", code: "invalid_config", message: server.error, line: null });
+  }
   const reclaiming = reclaim(deps, selection, held.grant, emit, () => session.loop);
 
   const reading = (async () => {
@@ -253,18 +257,17 @@ function emitReady(emit: (m: OutMessage) => void, version: string, selection: Se
   );
 }
 
-/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+/** The starting server URL, normalised (null: none, or unusable: `error` says why). */
 function startServer(
   start: BridgeStart,
   log: Logger,
-  emit: (m: OutMessage) => void,
-): { url: string | null } {
+): { url: string | null; error?: string } {
   if (start.url) {
     try {
       return { url: normalizeServerUrl(start.url).url };
     } catch (err) {
       log.error((err as Error).message);
-      emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
+      return { url: null, error: (err as Error).message };
     }
   }
   return { url: null };

@@ -13,7 +13,11 @@ import process from "node:process";
 export interface Processes {
   /** This process's id. */
   readonly selfPid: number;
-  /** Whether a process exists (a zombie counts as gone). */
+  /**
+   * Whether a process exists. A zombie whose threads have all ended counts as gone (only its
+   * parent can reap it); a main thread that ended while other threads still run shows as a
+   * zombie too, but that program is still running and counts as alive.
+   */
   alive(pid: number): boolean;
   /** An opaque start stamp that tells a process from a later one with the same pid. */
   startTime(pid: number): string | undefined;
@@ -25,6 +29,7 @@ export interface Processes {
    * terminals start it with `setsid` (tmux: `forkpty`), so whatever it started stays in them
    * unless it left on purpose (`setsid` again). Without `/proc` only the leader is reported.
    * Processes of other users are never members: muxbridge signals only its own user's.
+   * A process is listed while any of its threads runs ({@linkcode Processes.alive}).
    */
   members(leader: number): number[];
 }
@@ -50,6 +55,23 @@ function foreign(pid: number): boolean {
     return statSync(`/proc/${pid}`).uid !== process.geteuid();
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether a process in state `state` (from `/proc/<pid>/stat`) has ended. `Z` is what the
+ * kernel shows for a thread-group leader that exited, also while the group's other threads
+ * still run (a multi-threaded program whose main thread ended first, as Bun programs do on
+ * their way out): it has ended only once `Threads:` in `/proc/<pid>/status` is down to the
+ * leader itself.
+ */
+function ended(pid: number, state: string): boolean {
+  if (state !== "Z" && state !== "X") return false;
+  try {
+    const threads = /^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return threads === undefined || Number(threads) <= 1;
+  } catch {
+    return true; // reaped meanwhile
   }
 }
 
@@ -81,7 +103,7 @@ export function createProcesses(): Processes {
     alive(pid) {
       if (!Number.isInteger(pid) || pid <= 0) return false;
       const fields = statFields(pid);
-      if (fields) return fields[0] !== "Z" && fields[0] !== "X";
+      if (fields) return !ended(pid, fields[0]);
       try {
         process.kill(pid, 0);
         return true;
@@ -108,9 +130,8 @@ export function createProcesses(): Processes {
       if (all.length === 0) return this.alive(leader) ? [leader] : [];
       // Fields after the name: state, ppid, pgrp, session (proc(5)).
       return all.filter(({ pid, fields }) =>
-        fields[0] !== "Z" && fields[0] !== "X" &&
         (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader) &&
-        !foreign(pid)
+        !ended(pid, fields[0]) && !foreign(pid)
       ).map(({ pid }) => pid);
     },
   };

@@ -133,3 +133,53 @@ Deno.test("processEnviron() reads a child's environment as it was started", asyn
   }
   assert.equal(processEnviron(-1), undefined);
 });
+
+/** A program whose main thread ends while another thread runs on, blocking SIGTERM: the state a
+ * Bun program (the OpenCode TUI) passes through on its way out, held here for as long as the
+ * test needs. */
+function mainThreadGone(): Deno.ChildProcess {
+  const script = [
+    "import ctypes, signal, threading, time",
+    "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])",
+    "threading.Thread(target=lambda: time.sleep(30)).start()",
+    "ctypes.CDLL(None).pthread_exit(None)",
+  ].join("\n");
+  return new Deno.Command("setsid", {
+    args: ["python3", "-c", script],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+Deno.test({
+  name:
+    "createProcesses() counts a program whose main thread ended while another runs as alive, and terminateSurvivor() ends it",
+  ...requires("a program whose main thread ended", [
+    ...LINUX,
+    tool("python3", "apt-get install -y python3"),
+  ]),
+  async fn() {
+    const p = createProcesses();
+    const child = mainThreadGone();
+    try {
+      const state = () => Deno.readTextFileSync(`/proc/${child.pid}/stat`).split(") ")[1][0];
+      assert.ok(
+        await waitFor(clock, () => state() === "Z", { deadline: clock.now() + 10_000 }),
+        "the main thread ended (the kernel shows the leader as a zombie)",
+      );
+      assert.equal(p.alive(child.pid), true, "a thread still runs");
+      assert.deepEqual(p.members(child.pid), [child.pid]);
+      // SIGTERM is blocked by every thread: only SIGKILL ends it.
+      assert.equal(await terminateSurvivor(p, child.pid, clock, 100, p.startTime(child.pid)), true);
+      assert.equal(p.alive(child.pid), false);
+      assert.deepEqual(p.members(child.pid), []);
+      assert.equal((await child.status).signal, "SIGKILL");
+    } finally {
+      try {
+        Deno.kill(-child.pid, "SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+    }
+  },
+});

@@ -6,9 +6,9 @@
 
 import { closePane } from "../../session/close_pane.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { validateTarget } from "../../validate.ts";
 import type { Command } from "./_command.ts";
 import { callerPanes, loadConfig, openBackend, paneStore } from "./_context.ts";
+import { paneIdArgument } from "./_flags.ts";
 
 /** The `close` command. */
 export const closeCommand: Command = {
@@ -17,9 +17,10 @@ export const closeCommand: Command = {
   usage: "muxbridge close PANE_ID [--force] [--json]",
   help: [
     "Sends the interrupt, waits up to close_grace_ms for the program to end, kills the pane,",
-    "verifies it is gone and that its program did not survive. A pane that is already gone is",
-    "success. Refuses a pane muxbridge has no record of unless --force (multiplexer marks alone",
-    "are not ownership), and always refuses the pane it runs in.",
+    "verifies it is gone and that its program did not survive. A pane that is not there (closed",
+    "already, or never there) is success: exit 0, `alreadyGone: true`. Refuses a pane that is there",
+    "but has no record of muxbridge (exit 1) unless --force (multiplexer marks alone are not",
+    "ownership), and always refuses the pane it runs in.",
     "",
     "Example:",
     "  muxbridge close %5",
@@ -28,12 +29,7 @@ export const closeCommand: Command = {
   positionals: [1, 1],
   json: true,
   async run(inv, deps) {
-    const paneId = inv.positionals[0];
-    try {
-      validateTarget("pane id", paneId);
-    } catch (err) {
-      throw new MuxError("usage", (err as Error).message);
-    }
+    const paneId = paneIdArgument(inv.positionals[0]);
     let config = loadConfig(inv.global, deps);
     const store = paneStore(config, deps);
     const candidates = store.list().records.filter((r) =>
