@@ -20,6 +20,7 @@
 import assert from "node:assert/strict";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { runCli } from "./helpers/cli_process.ts";
+import { requirement, requires, tool } from "./helpers/requires.ts";
 import { cmdline, opencodeBin } from "./helpers/opencode_server.ts";
 import {
   CHILD_MARKER,
@@ -31,8 +32,14 @@ import {
 } from "./helpers/opencode_tui.ts";
 
 const processes = createProcesses();
-const ignore = opencodeBin() === null;
-if (ignore) console.error("e2e_tui_test: skipped, opencode-ai is not installed (npm install)");
+const NEEDS = [
+  requirement(
+    "the opencode binary",
+    opencodeBin() !== null,
+    "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
+  ),
+  tool("tmux"),
+];
 
 function read(path: string): string {
   try {
@@ -70,7 +77,7 @@ const attachPanes = async (box: TuiBox): Promise<PaneInfo[]> =>
 Deno.test({
   name:
     "real OpenCode TUI: muxbridge install, then plain opencode gets one pane per child with the child's text, one bridge, --port 0 too, and uninstall leaves nothing",
-  ignore,
+  ...requires("the real OpenCode TUI test", NEEDS),
   async fn() {
     const box = await openTuiBox();
     const cli = (args: string[]) =>

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import type { PluginInput } from "@opencode-ai/plugin";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
 for (const k of ["MUXBRIDGE_BIN", "MUXBRIDGE_PLUGIN_LOG", "OPENCODE_SERVER_PASSWORD"]) {
@@ -428,7 +429,6 @@ const hasBun = (() => {
     return false;
   }
 })();
-if (!hasBun) console.log(`plugin_link_test: the Bun log-order case is skipped, ${BUN} is missing`);
 
 /** A bridge that writes 400 `pane.closed` lines and `bye` as fast as it can. */
 const CHATTY = `cat > /dev/null &
@@ -469,7 +469,9 @@ Deno.test("MuxbridgePlugin writes its log lines in order (pane.closed before bye
 // `bye` before the `pane.closed` that preceded it); this case fails with unserialised writes.
 Deno.test({
   name: "MuxbridgePlugin writes its log lines in order (pane.closed before bye) under Bun",
-  ignore: !hasBun,
+  ...requires("the plugin's log order under Bun", [
+    requirement("bun", hasBun, "npm install (bun is a devDependency)"),
+  ]),
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-order-bun-" });
     try {

@@ -380,14 +380,18 @@ export function createTmuxCommand(
         "-t",
         session,
       ];
-      const opened = await connectControl({
+      // Not a const read in onDeath: a channel can die before connectControl resolves (a
+      // stopped server, seen in the contract's lost-answer test), and reading a const then
+      // throws a ReferenceError nothing catches.
+      let opened: ControlClient | undefined = undefined;
+      opened = await connectControl({
         argv,
         open: deps.openChannel!,
         clock: deps.clock,
         timeoutMs,
         log: deps.log,
         onDeath: (why) => {
-          if (client === opened) client = null;
+          if (opened !== undefined && client === opened) client = null;
           failed(`ended (${why})`);
         },
       });

@@ -88,8 +88,11 @@ export async function closePane(
   // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
   let last: PaneInfo | null = before;
   if (!before.dead) {
-    if (await unlessGone(() => backend.interrupt(paneId, options.signal))) last = null;
-    else if (options.graceMs > 0) {
+    if (await unlessGone(() => backend.interrupt(paneId, options.signal))) {
+      // "Gone" from the interrupt is the backend's reading of an error (cmux: the terminal
+      // session ended): the pane itself is only gone once it is no longer listed.
+      last = await backend.inspect(paneId, options.signal);
+    } else if (options.graceMs > 0) {
       await waitFor(clock, async () => {
         last = await backend.inspect(paneId);
         return last === null || last.dead;

@@ -6,20 +6,34 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createTmuxBackend } from "../../backends/tmux.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
+import { answerFault, losingRunner } from "./_lost_answer.ts";
+
+/** Whether tmux commands (argv, or the command lines of `source-file -`) open a pane. */
+export const opensPane = (argv: readonly string[], stdin: string | undefined) =>
+  argv.some((a) => a === "split-window" || a === "new-window") ||
+  /(^|[\s;])(split-window|new-window)\s/.test(stdin ?? "");
 
 backendContract("tmux", async () => {
   const server = await startTmuxServer();
+  const answers = answerFault();
   const config = resolveConfig({
     env: () => undefined,
     flags: { backend: "tmux", tmux: { socket_name: server.socketName, target: server.anchorPane } },
   });
   const backend = createTmuxBackend({
-    run: server.runner,
+    run: losingRunner(server.runner, answers, opensPane),
     env: (name) => server.env[name],
     clock: createRealClock(),
     config,
     identity: { backend: null, layers: [], harness: { name: null } },
     log: silentLogger,
   });
-  return { backend, dir: server.dir, close: () => server.close() };
+  return {
+    backend,
+    dir: server.dir,
+    answers,
+    paneIds: async () =>
+      (await server.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).trim().split("\n"),
+    close: () => server.close(),
+  };
 });
