@@ -12,8 +12,8 @@
  * What it promises OpenCode:
  * - One bridge per OpenCode process, however often OpenCode loads the plugin: loads in one
  *   JavaScript realm share one link (OpenCode 1.18.33 loads it twice with `--port`); another
- *   realm of the same process (a worker) finds a lock file keyed by the process and hands its
- *   events to the realm that owns the bridge.
+ *   realm of the same process (a worker) finds a lock file keyed by the process (kept only in a
+ *   private state directory) and hands its events to the realm that owns the bridge.
  * - Plain `opencode` (no `--port`) works: OpenCode then hands plugins a URL nothing listens on,
  *   and an in-process client. The plugin serves a loopback-only endpoint that forwards every
  *   request through that client, guarded by a per-run secret that reaches the panes only
@@ -49,6 +49,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   unlinkSync,
   write,
@@ -359,14 +360,27 @@ type Lock =
  * process is removed; locks of other dead processes are swept on the way.
  */
 function lockProcess(stateDir: string, instance: string): Lock {
-  const dir = join(stateDir, "plugin-locks");
-  const start = processStart(process.pid);
-  const path = join(dir, `${process.pid}-${instance}.lock`);
+  // Only a private state directory holds locks: another user must not plant or remove them.
+  // Links in its path are resolved once, as the bridge does.
+  let dir: string;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const real = realpathSync(stateDir);
+    const problem = privateDirProblem(real);
+    if (problem) return { kind: "unlocked", reason: `${real}: ${problem}` };
+    dir = join(real, "plugin-locks");
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const inner = privateDirProblem(dir);
+    if (inner) return { kind: "unlocked", reason: `${dir}: ${inner}` };
   } catch (err) {
     return { kind: "unlocked", reason: (err as Error).message };
   }
+  const start = processStart(process.pid);
+  const path = join(dir, `${process.pid}-${instance}.lock`);
   for (const name of safeList(dir)) {
     const pid = Number(name.split("-")[0]);
     if (
@@ -407,6 +421,23 @@ function lockProcess(stateDir: string, instance: string): Lock {
     } catch { /* gone meanwhile */ }
   }
   return { kind: "unlocked", reason: "the lock file keeps reappearing" };
+}
+
+/**
+ * Why `dir` is no private directory of this user, or null: the bridge's own rule for the state
+ * directory (a directory, not a link, owned by this user, writable by nobody else).
+ */
+function privateDirProblem(dir: string): string | null {
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory()) return "it is not a directory";
+    const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
+    if (uid !== undefined && st.uid !== uid) return `it is owned by uid ${st.uid}`;
+    if (uid !== undefined && (st.mode & 0o022)) return "other users can write to it";
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 function safeList(dir: string): string[] {

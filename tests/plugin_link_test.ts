@@ -2,9 +2,10 @@
  * The plugin's process-level promises, with fake bridges (sh scripts) and a fake OpenCode
  * client: one bridge per process however often it is loaded (the same realm twice, a worker
  * beside the main thread, a stale lock of a dead process), two processes side by side each
- * with their own bridge; the forwarding endpoint for plain `opencode` (401 without the secret
- * and nothing forwarded, streaming bodies, OpenCode's own password put in, gone after
- * dispose); the recorded command; a version mismatch; log lines in order.
+ * with their own bridge, no lock in a state directory others can write to; the forwarding
+ * endpoint for plain `opencode` (401 without the secret and nothing forwarded, streaming
+ * bodies, OpenCode's own password put in, gone after dispose); the recorded command; a version
+ * mismatch; log lines in order.
  *
  * Waits are bounded polls of files the fakes and the plugin write; no assertion is on time.
  */
@@ -162,6 +163,34 @@ Deno.test("MuxbridgePlugin takes over a lock a dead process with the same pid le
     await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
     await hooks.dispose!();
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can write to, and still runs its bridge", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-shared-state-" });
+  const shared = `${dir}/state`;
+  await Deno.mkdir(shared);
+  await Deno.chmod(shared, 0o777); // another user could plant or remove locks here
+  let hooks;
+  Deno.env.set("MUXBRIDGE_STATE_DIR", shared);
+  try {
+    hooks = await MuxbridgePlugin(input(dir), {
+      bin: await fakeBridge(dir),
+      log: `${dir}/bridge.log`,
+    });
+  } finally {
+    Deno.env.set("MUXBRIDGE_STATE_DIR", STATE);
+  }
+  try {
+    await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
+    assert.match(
+      read(`${dir}/bridge.log`),
+      /cannot lock the process \(.*\/state: other users can write to it\); going on/,
+    );
+    assert.deepEqual([...Deno.readDirSync(shared)], [], "nothing was created in it");
+  } finally {
+    await hooks?.dispose?.();
     await Deno.remove(dir, { recursive: true });
   }
 });
