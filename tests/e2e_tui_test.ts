@@ -3,9 +3,9 @@
  * in a private tmux server (see `helpers/opencode_tui.ts`): `muxbridge install`, then
  *
  * 1. plain `opencode`: the model's `task` call starts a child; exactly one pane runs
- *    `opencode attach <the plugin's endpoint> --session <child> --dir <project>`, shows the
- *    child's text, and closes after the child's turn; exactly one bridge; nothing left after
- *    OpenCode exits;
+ *    `opencode attach <the plugin's endpoint> --session <child> --dir <project>` with the
+ *    endpoint's secret only in its environment, shows the child's text, and closes after the
+ *    child's turn; exactly one bridge; nothing left after OpenCode exits;
  * 2. `opencode --port 0` (OpenCode loads the plugin twice): one bridge, the pane attaches to
  *    OpenCode's own port; OpenCode exiting while the pane streams ends the pane's attach, and no
  *    process is left;
@@ -55,6 +55,16 @@ function bridgeSaid(log: string): Array<Record<string, unknown>> {
     const i = l.indexOf("] bridge: {");
     return i < 0 ? [] : [JSON.parse(l.slice(i + "] bridge: ".length))];
   });
+}
+
+/** A process's environment, from `/proc/<pid>/environ` (empty when it cannot be read). */
+function environ(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    read(`/proc/${pid}/environ`).split("\0").filter((e) => e.includes("=")).map((e) => {
+      const at = e.indexOf("=");
+      return [e.slice(0, at), e.slice(at + 1)];
+    }),
+  );
 }
 
 /** Every file and folder under `dir`, relative, sorted. */
@@ -141,6 +151,19 @@ Deno.test({
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/, "the plugin's endpoint");
       assert.deepEqual([sessionFlag, dirFlag, dir], ["--session", "--dir", box.project]);
       assert.match(session, /^ses_/);
+      // The endpoint's per-run secret reaches the pane only through its environment: never in
+      // the URL, on the pane's or the bridge's argv, or in the plugin's log.
+      const secret = environ(pane!.pid).OPENCODE_SERVER_PASSWORD ?? "";
+      assert.ok(secret.length >= 32, "the pane has the endpoint's secret in its environment");
+      for (
+        const [what, text] of [
+          ["the pane's argv", argv.join(" ")],
+          ["the bridge's argv", t.bridges().map((b) => (cmdline(b) ?? []).join(" ")).join("\n")],
+          ["the plugin's log", read(box.log)],
+        ]
+      ) {
+        assert.ok(!text.includes(secret), `the secret is not in ${what}`);
+      }
       await until(
         "the child's text in its pane",
         async () => (await box.capture(pane!.id).catch(() => "")).includes(CHILD_MARKER),
