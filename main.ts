@@ -5,7 +5,7 @@
  * @module
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
@@ -20,6 +20,8 @@ import { createRunner } from "./lib/sys/exec.ts";
 import type { BackendName } from "./lib/identity.ts";
 import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/sys/log.ts";
 import { createProcesses } from "./lib/sys/processes.ts";
+import { createRealFiles } from "./lib/install/files.ts";
+import { selfCommand } from "./lib/install/self_command.ts";
 import { processBridgeIO } from "./lib/sys/stdio.ts";
 
 /** muxbridge's version, from deno.json. */
@@ -31,6 +33,18 @@ function runtime(): string {
   return typeof Deno !== "undefined"
     ? `deno ${Deno.version.deno}`
     : `node ${process.versions.node}`;
+}
+
+/** The command that runs this muxbridge (what `install` records for the plugin). */
+function self(): string[] {
+  const bun = (process.versions as Record<string, string | undefined>).bun;
+  const deno = typeof Deno !== "undefined" && !bun;
+  return selfCommand({
+    execPath: deno ? Deno.execPath() : process.execPath,
+    mainUrl: import.meta.url,
+    runtime: bun ? "bun" : deno ? "deno" : "node",
+    exists: existsSync,
+  });
 }
 
 function args(): string[] {
@@ -100,6 +114,8 @@ async function main(argv: string[]): Promise<number> {
     signal: abort.signal,
     bridgeIO: processBridgeIO,
     backends: factories,
+    files: createRealFiles(),
+    self: self(),
   };
   try {
     const result = await command.run(invocation, deps);

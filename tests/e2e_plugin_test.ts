@@ -367,6 +367,7 @@ exit 3`,
           await Deno.chmod(bin, 0o755);
         }
         plugins.push([`file://${dir}/muxbridge.ts`, {
+          instance: name, // three bridges in one OpenCode on purpose (one per variant)
           bin,
           log: `${work}/${name}.log`,
           queueBytes: 1024,

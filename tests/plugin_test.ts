@@ -18,6 +18,10 @@ const SERVER = "http://127.0.0.1:4096/";
 for (const k of ["MUXBRIDGE_BIN", "MUXBRIDGE_PLUGIN_LOG", "OPENCODE_SERVER_PASSWORD"]) {
   Deno.env.delete(k);
 }
+// The plugin's process locks live in the state directory: never the developer's own.
+const STATE = Deno.makeTempDirSync({ prefix: "muxbridge-plugin-state-" });
+Deno.env.set("MUXBRIDGE_STATE_DIR", STATE);
+globalThis.addEventListener("unload", () => Deno.removeSync(STATE, { recursive: true }));
 
 /** Fake bridges: each records what it got under its `--dir` ($5). */
 const FAKES = {
@@ -300,7 +304,7 @@ Deno.test("MuxbridgePlugin with a missing binary logs exactly one line and ignor
         "stopped",
       ],
     );
-    assert.match(lines[1], /install muxbridge on PATH or set MUXBRIDGE_BIN/);
+    assert.match(lines[1], /install muxbridge on PATH or run `muxbridge install`/);
   } finally {
     await finish(r);
   }
@@ -319,9 +323,9 @@ Deno.test("MuxbridgePlugin never writes to its host's stdout or stderr (missing,
       const dir = ${JSON.stringify(dir)};
       const input = { serverUrl: new URL(${JSON.stringify(SERVER)}), directory: dir };
       const all = await Promise.all([
-        MuxbridgePlugin(input, { bin: dir + "/missing", log: dir + "/a.log" }),
-        MuxbridgePlugin(input, { bin: dir + "/crasher", log: dir + "/b.log", backoffMs: 1, maxRestarts: 3 }),
-        MuxbridgePlugin(input, { bin: dir + "/staller", log: dir + "/c.log", queueBytes: 1024, stopGraceMs: 50 }),
+        MuxbridgePlugin(input, { instance: "a", bin: dir + "/missing", log: dir + "/a.log" }),
+        MuxbridgePlugin(input, { instance: "b", bin: dir + "/crasher", log: dir + "/b.log", backoffMs: 1, maxRestarts: 3 }),
+        MuxbridgePlugin(input, { instance: "c", bin: dir + "/staller", log: dir + "/c.log", queueBytes: 1024, stopGraceMs: 50 }),
       ]);
       for (let i = 0; i < 2000; i++) {
         for (const h of all) h.event({ event: { type: "session.status", properties: { sessionID: "ses_C", status: { type: "busy" } } } });
@@ -335,7 +339,7 @@ Deno.test("MuxbridgePlugin never writes to its host's stdout or stderr (missing,
     `;
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["eval", "--quiet", "--ext=ts", host],
-      env: { MUXBRIDGE_BIN: "", MUXBRIDGE_PLUGIN_LOG: "" },
+      env: { MUXBRIDGE_BIN: "", MUXBRIDGE_PLUGIN_LOG: "", MUXBRIDGE_STATE_DIR: dir },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

@@ -12,13 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PluginInput } from "@opencode-ai/plugin";
 import { createPaneStore, type PaneRecord } from "../lib/session/pane_store.ts";
-import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { listen } from "./helpers/listener.ts";
 import { isType, tmuxBridgeEnv } from "./helpers/real_life.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
+import { loadPlugin } from "./helpers/load_plugin.ts";
 import { until } from "./helpers/until.ts";
 
 const SECRET = "victim-Secret-1234";
@@ -318,7 +318,7 @@ Deno.test("the plugin keeps a server URL's user:pass@ off the bridge's argv and 
       experimental_workspace: { register() {} },
       $: {},
     } as unknown as PluginInput;
-    const hooks = await MuxbridgePlugin(input, { bin, log });
+    const hooks = await loadPlugin(`${dir}/state`, input, { bin, log });
     await until("the fake bridge to start", async () => {
       try {
         return (await Deno.readTextFile(`${dir}/argv`)).includes("--url");

@@ -20,10 +20,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PluginInput } from "@opencode-ai/plugin";
 import { fileSink } from "../lib/sys/log.ts";
-import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
 import { startBridge } from "./helpers/bridge_process.ts";
 import { giveToNobody } from "./helpers/listener.ts";
 import { isType } from "./helpers/real_life.ts";
+import { loadPlugin } from "./helpers/load_plugin.ts";
 import { until } from "./helpers/until.ts";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -122,7 +122,7 @@ Deno.test(
     const wide = join(dir, "state", "wide.log");
     writeFileSync(wide, "old\n");
     chmodSync(wide, 0o644);
-    const hooks = await MuxbridgePlugin(pluginInput(dir), { bin, log: wide });
+    const hooks = await loadPlugin(join(dir, "state"), pluginInput(dir), { bin, log: wide });
     await until("the plugin to log", () => readFileSync(wide, "utf8").includes("cannot start"));
     await hooks.dispose?.();
     assert.equal(mode(wide), 0o600);
@@ -131,7 +131,7 @@ Deno.test(
     writeFileSync(victim, "precious\n", { mode: 0o600 });
     const link = join(dir, "state", "link.log");
     symlinkSync(victim, link);
-    const linked = await MuxbridgePlugin(pluginInput(dir), { bin, log: link });
+    const linked = await loadPlugin(join(dir, "state"), pluginInput(dir), { bin, log: link });
     await linked.dispose?.();
     assert.equal(readFileSync(victim, "utf8"), "precious\n");
   }),

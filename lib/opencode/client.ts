@@ -159,7 +159,7 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
           {
             cause: err,
             hint:
-              "Start OpenCode with --port 0 (or a fixed --port) so it listens on the URL plugins are given",
+              "Is OpenCode running? The plugin from `muxbridge install` reaches plain `opencode`; without it, start OpenCode with --port 0 so it listens on the URL plugins are given",
           },
         );
       }

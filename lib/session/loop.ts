@@ -541,7 +541,7 @@ export class SessionLoop {
       return {
         skip: "server_unreachable",
         hint:
-          "No server URL is known: send bridge.hello with serverUrl or pass --url (start OpenCode with --port 0 so its URL is real)",
+          "No server URL is known: send bridge.hello with serverUrl or pass --url (the plugin from `muxbridge install` does; or start OpenCode with --port 0)",
       };
     }
     if (ctx.auth && !ctx.backend.capabilities.env) {

@@ -9,7 +9,13 @@
  */
 
 /** CLI exit codes of the contract. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, environment: 3, interrupted: 130 } as const;
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  environment: 3,
+  interrupted: 130,
+} as const;
 
 /**
  * Every error code, with its CLI exit code and what it means: the one table that maps codes to
@@ -17,7 +23,10 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, environment: 3, interrupted: 1
  * environment problems 3, an interruption 130, every other failure 1.
  */
 export const ERROR_CODES = {
-  usage: { exit: EXIT.usage, meaning: "argv is wrong: unknown command or flag, a missing value" },
+  usage: {
+    exit: EXIT.usage,
+    meaning: "argv is wrong: unknown command or flag, a missing value",
+  },
   invalid_argument: {
     exit: EXIT.usage,
     meaning: "a value (pane id, session id, directory, URL) is unsafe or malformed",
@@ -27,7 +36,10 @@ export const ERROR_CODES = {
     meaning:
       "a config file, environment value or hello config is invalid, or a named file is missing",
   },
-  no_backend: { exit: EXIT.environment, meaning: "no multiplexer is usable here" },
+  no_backend: {
+    exit: EXIT.environment,
+    meaning: "no multiplexer is usable here",
+  },
   binary_not_found: {
     exit: EXIT.environment,
     meaning: "a program to run is not installed or not executable",
@@ -36,9 +48,18 @@ export const ERROR_CODES = {
     exit: EXIT.environment,
     meaning: "a program (multiplexer, OpenCode) is a version muxbridge does not support",
   },
-  interrupted: { exit: EXIT.interrupted, meaning: "Ctrl+C (SIGINT) ended the command" },
-  timed_out: { exit: EXIT.failed, meaning: "a program did not finish within its timeout" },
-  command_failed: { exit: EXIT.failed, meaning: "a program exited with a code its caller refuses" },
+  interrupted: {
+    exit: EXIT.interrupted,
+    meaning: "Ctrl+C (SIGINT) ended the command",
+  },
+  timed_out: {
+    exit: EXIT.failed,
+    meaning: "a program did not finish within its timeout",
+  },
+  command_failed: {
+    exit: EXIT.failed,
+    meaning: "a program exited with a code its caller refuses",
+  },
   unparseable_output: {
     exit: EXIT.failed,
     meaning: "a program printed something without the expected shape",
@@ -47,10 +68,22 @@ export const ERROR_CODES = {
     exit: EXIT.failed,
     meaning: "a pane the operation needs (such as the one to split next to) does not exist",
   },
-  no_space: { exit: EXIT.failed, meaning: "the multiplexer has no room for another pane" },
-  not_owned: { exit: EXIT.failed, meaning: "the pane is not one muxbridge opened" },
-  server_unreachable: { exit: EXIT.failed, meaning: "the OpenCode server does not answer" },
-  auth_failed: { exit: EXIT.failed, meaning: "the OpenCode server refused the credentials" },
+  no_space: {
+    exit: EXIT.failed,
+    meaning: "the multiplexer has no room for another pane",
+  },
+  not_owned: {
+    exit: EXIT.failed,
+    meaning: "the pane is not one muxbridge opened",
+  },
+  server_unreachable: {
+    exit: EXIT.failed,
+    meaning: "the OpenCode server does not answer",
+  },
+  auth_failed: {
+    exit: EXIT.failed,
+    meaning: "the OpenCode server refused the credentials",
+  },
   auth_unsupported: {
     exit: EXIT.failed,
     meaning: "the backend cannot pass credentials to a pane without exposing them",
@@ -59,15 +92,26 @@ export const ERROR_CODES = {
     exit: EXIT.failed,
     meaning: "the OpenCode server does not know the session",
   },
-  unsupported: { exit: EXIT.failed, meaning: "the backend cannot do this operation at all" },
+  unsupported: {
+    exit: EXIT.failed,
+    meaning: "the backend cannot do this operation at all",
+  },
   backend_unreachable: {
     exit: EXIT.failed,
     meaning: "the multiplexer itself (its server, its socket) does not answer",
   },
-  state_corrupt: { exit: EXIT.failed, meaning: "a durable state record cannot be read" },
+  state_corrupt: {
+    exit: EXIT.failed,
+    meaning: "a durable state record cannot be read",
+  },
   close_unverified: {
     exit: EXIT.failed,
     meaning: "a close did not verify: the pane or its program is still there",
+  },
+  write_failed: {
+    exit: EXIT.failed,
+    meaning:
+      "a file could not be written, renamed or removed (permissions, a read-only or full disk)",
   },
 } as const satisfies Record<string, { exit: number; meaning: string }>;
 
@@ -122,13 +166,18 @@ export class MuxError extends Error {
    * @param options Hint, cause and the failed program's details.
    */
   constructor(code: ErrorCode, message: string, options: MuxErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = "MuxError";
     this.code = code;
     if (options.hint !== undefined) this.hint = options.hint;
     if (options.argv !== undefined) this.argv = options.argv;
     if (options.exitCode !== undefined) this.exitCode = options.exitCode;
-    if (options.stderr !== undefined) this.stderr = cut(options.stderr, MAX_STDERR);
+    if (options.stderr !== undefined) {
+      this.stderr = cut(options.stderr, MAX_STDERR);
+    }
   }
 }
 
@@ -139,8 +188,12 @@ export class MuxError extends Error {
  * @param codes Codes to accept; any code when empty.
  * @returns Whether `err` is such an error.
  */
-export function isMuxError(err: unknown, ...codes: ErrorCode[]): err is MuxError {
-  return err instanceof MuxError && (codes.length === 0 || codes.includes(err.code));
+export function isMuxError(
+  err: unknown,
+  ...codes: ErrorCode[]
+): err is MuxError {
+  return err instanceof MuxError &&
+    (codes.length === 0 || codes.includes(err.code));
 }
 
 /**
@@ -150,7 +203,10 @@ export function isMuxError(err: unknown, ...codes: ErrorCode[]): err is MuxError
  * @param code The code for a foreign error.
  * @returns A MuxError.
  */
-export function toMuxError(err: unknown, code: ErrorCode = "command_failed"): MuxError {
+export function toMuxError(
+  err: unknown,
+  code: ErrorCode = "command_failed",
+): MuxError {
   if (err instanceof MuxError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new MuxError(code, message, { cause: err });

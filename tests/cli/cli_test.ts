@@ -327,10 +327,12 @@ Deno.test("parseInvocation() knows every command of the contract", () => {
     "demo",
     "detect",
     "doctor",
+    "install",
     "layout",
     "list",
     "schema",
     "spawn",
+    "uninstall",
     "version",
   ]);
   for (const c of COMMANDS) {

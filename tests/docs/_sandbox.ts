@@ -47,6 +47,8 @@ interface Situation {
   env(box: Sandbox): Promise<Record<string, string>>;
   /** PATH without the system directories (a program is "not installed"). */
   barepath?: boolean;
+  /** Variables the run must not have (the sandbox sets HOME and the XDG folders otherwise). */
+  unset?: readonly string[];
   /** Directories put on PATH before the system ones. */
   path?(box: Sandbox): Promise<string[]>;
   /**
@@ -82,6 +84,23 @@ export const WHERE: Record<string, Situation> = {
       return [dir];
     },
   },
+  "with another program's muxbridge.ts in OpenCode's plugin folder": {
+    async env(box) {
+      const dir = `${box.dir}/opencode-foreign`;
+      await Deno.mkdir(`${dir}/plugin`, { recursive: true });
+      await Deno.writeTextFile(`${dir}/plugin/muxbridge.ts`, "export const Other = () => ({});\n");
+      return { OPENCODE_CONFIG_DIR: dir };
+    },
+  },
+  "with an invalid opencode.json": {
+    async env(box) {
+      const dir = `${box.dir}/opencode-invalid`;
+      await Deno.mkdir(dir, { recursive: true });
+      await Deno.writeTextFile(`${dir}/opencode.json`, '{ "plugin": [ }\n');
+      return { OPENCODE_CONFIG_DIR: dir };
+    },
+  },
+  "without HOME": { env: () => Promise.resolve({}), unset: ["HOME", "XDG_CONFIG_HOME"] },
   "Ctrl+C while it runs": {
     env: () => Promise.resolve({}),
     async during(group, output) {
@@ -161,7 +180,8 @@ export class Sandbox {
       XDG_STATE_HOME: `${run}/state`,
       ...(await situation.env(this)),
       ...options.env,
-    };
+    } as Record<string, string>;
+    for (const name of situation.unset ?? []) delete env[name];
     const child = new Deno.Command("/usr/bin/setsid", {
       args: ["/bin/sh", "-c", situation.during ? `exec ${script}` : script],
       cwd: `${run}/cwd`,

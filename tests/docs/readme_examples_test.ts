@@ -3,8 +3,9 @@
  *
  * - "Commands": every line of the examples block, in order, inside a private tmux server with a
  *   stand-in OpenCode server (the fake server, knowing every session) where the README says
- *   `http://127.0.0.1:4096`, and `opencode` a stand-in that prints its version or waits like the
- *   TUI; each must exit 0.
+ *   `http://127.0.0.1:4096`, `opencode` a stand-in that prints its version or waits like the
+ *   TUI, and a temporary HOME and XDG folders (`install` writes the plugin there, and nowhere
+ *   else); each must exit 0.
  * - "Commands": `npx deno task start -- --help` shows the help (a leading `--` is accepted).
  * - "Bridge protocol": every transcript, in the situation its first comment names; stdout must be
  *   exactly the `# {…}` lines shown (each shown field equal, `"…"` any text, `"abc…"` text
@@ -12,6 +13,7 @@
  */
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { serveFakeOpencode } from "../helpers/fake_opencode_server.ts";
 import { codeBlocks, readme, section } from "./_readme.ts";
 import { Sandbox } from "./_sandbox.ts";
@@ -63,8 +65,6 @@ function matches(shown: unknown, actual: unknown): boolean {
 
 Deno.test({
   name: "README Commands examples: each runs as written and exits 0",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const box = await Sandbox.create();
     const server = serveFakeOpencode();
@@ -84,6 +84,14 @@ Deno.test({
             env: { MUXBRIDGE_OPENCODE_BIN: bin },
           });
           assert.equal(r.code, 0, JSON.stringify(r));
+          // install and uninstall act on the sandbox's OpenCode folder, never the developer's.
+          const plugin = `${box.dir}/shared-commands/config/opencode/plugin/muxbridge.ts`;
+          if (example.startsWith("muxbridge install ") && !example.includes("--dry-run")) {
+            assert.ok(existsSync(plugin), `install wrote ${plugin}`);
+          }
+          if (example.startsWith("muxbridge uninstall ")) {
+            assert.ok(!existsSync(plugin), `uninstall removed ${plugin}`);
+          }
         });
       }
     } finally {
@@ -110,8 +118,6 @@ Deno.test("README Commands: `deno task start -- --help` shows the help", async (
 
 Deno.test({
   name: "README Bridge protocol transcripts: each prints exactly the lines shown",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const box = await Sandbox.create();
     try {

@@ -75,8 +75,6 @@ Deno.test("README exit-code table: it has a row for every exit code and names kn
 Deno.test({
   name:
     "README exit-code table: every row's example exits as the row says, printing what the README promises",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const box = await Sandbox.create();
     try {

@@ -2,15 +2,39 @@
  * A loopback OpenAI-compatible model server for the real OpenCode server in tests: it answers
  * `POST …/chat/completions`, streaming `chat.completion.chunk` lines (a role chunk, one chunk per
  * word with a configurable delay, a `finish_reason: "stop"` chunk, a usage chunk, `[DONE]`) and
- * answering non-streaming requests (title generation) at once. The shape follows what OpenCode
- * 1.18.33 accepted in `../shared/research/opencode-peer.md` §6.
+ * answering non-streaming requests (title generation) at once. The shape is what OpenCode
+ * 1.18.33's bundled `@ai-sdk/openai-compatible` provider accepted, seen live.
  *
  * A prompt makes a child session busy for as long as its stream runs: the per-chunk delay sets
  * that time, and {@linkcode MockModel.hold} keeps every new stream open before its last chunk
  * until {@linkcode MockModel.release}, so a test decides exactly when the child goes idle.
  *
+ * With `task`, a prompt containing {@linkcode TASK_TRIGGER} makes the model call OpenCode's `task`
+ * tool (when the request offers it): the parent's turn streams one `tool_calls` delta, OpenCode
+ * starts a child session with `task.prompt`, and the child's turn (its prompt starts with
+ * `task.prompt`) streams `task.childReply`. The parent's turn after the tool result ends with a
+ * short text. This is how a real TUI gets a child without any HTTP call from the test.
+ *
  * @module
  */
+
+/** The text in a user prompt that makes a `task` model call the `task` tool. */
+export const TASK_TRIGGER = "[[muxbridge-task]]";
+
+/** What a `task` model does (see the module doc). */
+export interface MockTask {
+  /** The child's prompt (the `task` tool's `prompt` argument). */
+  prompt: string;
+  /** The child's reply, streamed word by word. */
+  childReply: string;
+  /** The `task` tool's `description` argument. @default "muxbridge probe" */
+  description?: string;
+  /**
+   * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
+   * delay (a long-running child) instead of pausing. @default none: it pauses
+   */
+  fillerWhileHeld?: string;
+}
 
 /** Options of {@linkcode startMockModel}. */
 export interface MockModelOptions {
@@ -18,6 +42,8 @@ export interface MockModelOptions {
   chunkDelayMs?: number;
   /** The reply. @default "Hello from the mock model." */
   reply?: string;
+  /** Call the `task` tool on {@linkcode TASK_TRIGGER} (see the module doc). */
+  task?: MockTask;
 }
 
 /** A running mock model server. */
@@ -30,6 +56,11 @@ export interface MockModel {
   readonly streams: number;
   /** Streams waiting at the gate now. */
   readonly held: number;
+  /**
+   * Streamed turns that ended, in order: `task` (a tool call), `child` (the task's child) or
+   * `reply`, with `performance.now()` at their last chunk.
+   */
+  readonly ended: ReadonlyArray<{ kind: "task" | "child" | "reply"; at: number }>;
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
   /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
@@ -40,10 +71,51 @@ export interface MockModel {
   close(): Promise<void>;
 }
 
+/** One message's text, whether `content` is a string or an array of parts. */
+function messageText(message: unknown): string {
+  const content = (message as { content?: unknown } | null)?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
+}
+
+/**
+ * What a streamed turn of a `task` model says.
+ *
+ * @param body The chat-completions request (its `messages` and `tools`).
+ * @param task The `task` settings.
+ * @returns A `task` tool call (the parent's first turn), text (the child's turn, or the
+ *   parent's turn after the tool result), or null for the default reply.
+ */
+export function taskTurn(
+  body: { messages?: unknown[]; tools?: unknown[] },
+  task: MockTask,
+): { tool: Record<string, string> } | { text: string } | null {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last = messages.at(-1) as { role?: string } | undefined;
+  const offersTask = (body.tools ?? []).some((t) =>
+    (t as { function?: { name?: string } })?.function?.name === "task"
+  );
+  if (last?.role === "tool") return { text: "The child is done." };
+  const userText = messages.filter((m) => (m as { role?: string })?.role === "user")
+    .map(messageText).join("\n");
+  if (userText.includes(task.prompt)) return { text: task.childReply };
+  if (last?.role === "user" && offersTask && messageText(last).includes(TASK_TRIGGER)) {
+    return {
+      tool: {
+        description: task.description ?? "muxbridge probe",
+        prompt: task.prompt,
+        subagent_type: "general",
+      },
+    };
+  }
+  return null;
+}
+
 /**
  * Starts the mock model server on 127.0.0.1 (a free port).
  *
- * @param options Delay and reply.
+ * @param options Delay, reply and `task` mode.
  * @returns The server; always `await close()`.
  */
 export function startMockModel(options: MockModelOptions = {}): MockModel {
@@ -51,6 +123,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   const reply = options.reply ?? "Hello from the mock model.";
   let streams = 0;
   let held = 0;
+  const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
   const sleepers = new Map<ReturnType<typeof setTimeout>, () => void>();
@@ -86,6 +159,13 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       });
     }
     streams++;
+    const turn = options.task ? taskTurn(body, options.task) : null;
+    const kind = turn && "tool" in turn
+      ? "task"
+      : turn && options.task && turn.text === options.task.childReply
+      ? "child"
+      : "reply";
+    const words = (turn && "text" in turn ? turn.text : reply).split(" ");
     const myGate = gate;
     let cancelled = false;
     const enc = new TextEncoder();
@@ -100,17 +180,56 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           );
         };
         send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
-        for (const word of reply.split(" ")) {
+        if (turn && "tool" in turn) {
+          send({
+            choices: [{
+              index: 0,
+              delta: {
+                tool_calls: [{
+                  index: 0,
+                  id: `call_${streams}`,
+                  type: "function",
+                  function: { name: "task", arguments: JSON.stringify(turn.tool) },
+                }],
+              },
+              finish_reason: null,
+            }],
+          });
+          send({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
+          send({ choices: [], usage });
+          ended.push({ kind, at: performance.now() });
+          if (!cancelled) {
+            controller.enqueue(enc.encode("data: [DONE]\n\n"));
+            controller.close();
+          }
+          return;
+        }
+        for (const word of words) {
           await sleep(delay);
           send({ choices: [{ index: 0, delta: { content: `${word} ` }, finish_reason: null }] });
         }
         if (myGate) {
           held++;
-          await myGate.promise;
+          const filler = kind === "child" ? options.task?.fillerWhileHeld : undefined;
+          if (filler === undefined) await myGate.promise;
+          else {
+            // A long-running child: it keeps streaming until the gate opens.
+            let open = false;
+            myGate.promise.then(() => (open = true));
+            while (!open && !closed && !cancelled) {
+              await sleep(delay);
+              if (!open) {
+                send({
+                  choices: [{ index: 0, delta: { content: `${filler} ` }, finish_reason: null }],
+                });
+              }
+            }
+          }
           held--;
         }
         send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
         send({ choices: [], usage });
+        ended.push({ kind, at: performance.now() });
         if (!cancelled) {
           controller.enqueue(enc.encode("data: [DONE]\n\n"));
           controller.close();
@@ -138,6 +257,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     get held() {
       return held;
     },
+    ended,
     setChunkDelay: (ms) => (delay = ms),
     hold() {
       if (gate) return;

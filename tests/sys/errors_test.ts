@@ -36,6 +36,7 @@ const EXPECTED_EXIT: Record<ErrorCode, number> = {
   backend_unreachable: 1,
   state_corrupt: 1,
   close_unverified: 1,
+  write_failed: 1,
 };
 
 Deno.test("exitCodeFor() maps every error code to the contract's exit code", () => {

@@ -15,6 +15,7 @@ import type { BackendName, EnvLookup } from "../../identity.ts";
 import type { Logger } from "../../sys/log.ts";
 import type { Fetch } from "../../opencode/client.ts";
 import type { Processes } from "../../sys/processes.ts";
+import type { Files } from "../../install/files.ts";
 import type { MuxError } from "../../sys/errors.ts";
 
 /** Everything a command may touch. */
@@ -49,6 +50,10 @@ export interface CliDeps {
   bridgeIO(): BridgeIO;
   /** The backend registry's factories. */
   backends: Partial<Record<BackendName, BackendFactory>>;
+  /** The file seam of install, uninstall and doctor's plugin checks. */
+  files?: Files;
+  /** The command that runs this muxbridge (what install records for the plugin). */
+  self?: readonly string[];
 }
 
 /** Flags every command accepts. */

@@ -13,6 +13,7 @@ import { selectBackend } from "../../select_backend.ts";
 import type { ServerUrl } from "../../validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
 import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+import { chainChecks } from "./_doctor_chain.ts";
 import { urlFlag } from "./_flags.ts";
 
 /** A failed check from what was thrown; the error's own hint wins over `hint`. */
@@ -79,7 +80,13 @@ async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
     });
     checks.push(serverVersionCheck(health.version));
   } catch (err) {
-    return [failedCheck("server health", err, "Start OpenCode with --port 0")];
+    return [
+      failedCheck(
+        "server health",
+        err,
+        "Check the URL (OpenCode with --port prints it); plain `opencode` needs no --url",
+      ),
+    ];
   }
   try {
     await client.session("ses_muxbridgeDoctorProbe", call);
@@ -124,10 +131,15 @@ function serverVersionCheck(version: string | undefined): Check {
 /** The `doctor` command. */
 export const doctorCommand: Command = {
   name: "doctor",
-  summary: "Check backend, binaries, versions, OpenCode and the server",
+  summary: "Check the whole chain: multiplexer, binaries, the OpenCode plugin, the server",
   usage: "muxbridge doctor [--url URL] [--json]",
   help: [
     "Every check prints pass, warn or fail with what it found and, for a failure, what to do.",
+    "Run it from the shell you start OpenCode in: it checks the multiplexer around you, the",
+    "multiplexer and opencode binaries, the plugin in OpenCode's plugin folder (installed, and",
+    "of this version), the muxbridge command the plugin will run (recorded by install, or on",
+    "PATH), what the plugin logged about the last OpenCode run, and with --url a running",
+    "server. Plain `opencode` needs no --url: the plugin serves its own endpoint.",
     "Exit 1 if any check fails.",
     "",
     "Example:",
@@ -183,6 +195,7 @@ export const doctorCommand: Command = {
         });
       }
       checks.push(await opencodeCheck(config.opencode_bin, deps));
+      checks.push(...await chainChecks(deps, config));
     }
     if (url) checks.push(...await serverChecks(url, deps));
     const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);

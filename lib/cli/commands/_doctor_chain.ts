@@ -1,0 +1,244 @@
+/**
+ * `doctor`'s checks of the OpenCode chain, from the user's shell: the plugin installed where
+ * OpenCode loads it and of this muxbridge's version, the muxbridge command the plugin will run
+ * (recorded, or on PATH) and its version, and what the plugin's log says about the last
+ * OpenCode run.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { Check } from "../../backend.ts";
+import { type Config, stateDir } from "../../config.ts";
+import type { Files } from "../../install/files.ts";
+import { findOnPath } from "../../install/find_on_path.ts";
+import {
+  isMuxbridgePlugin,
+  pluginVersion,
+  readSidecar,
+  type Sidecar,
+} from "../../install/install.ts";
+import { parseJsonc, plain } from "../../install/jsonc.ts";
+import { type OpencodeLocations, opencodeLocations } from "../../install/locations.ts";
+import { PLUGIN_SOURCE } from "../../install/plugin_source.ts";
+import { toMuxError } from "../../sys/errors.ts";
+import type { CliDeps } from "./_command.ts";
+
+/** The most of the plugin log read for the last run. */
+const LOG_TAIL = 256 * 1024;
+
+/** Whether a config lists a muxbridge plugin file by hand. */
+function listedByHand(files: Files, at: OpencodeLocations): string | null {
+  for (const path of at.configFiles) {
+    const text = files.read(path);
+    if (text === null) continue;
+    try {
+      const value = plain(parseJsonc(text)) as { plugin?: unknown };
+      const list = Array.isArray(value?.plugin) ? value.plugin : [];
+      if (list.some((e) => /muxbridge\.(ts|js)$/.test(String(Array.isArray(e) ? e[0] : e)))) {
+        return path;
+      }
+    } catch {
+      return null; // the config check of OpenCode itself is not ours
+    }
+  }
+  return null;
+}
+
+/** Is the plugin where OpenCode loads it, and of this muxbridge's version? */
+function pluginCheck(files: Files, at: OpencodeLocations, version: string): Check {
+  const name = "opencode plugin";
+  const text = files.read(at.plugin);
+  const byHand = listedByHand(files, at);
+  if (text === null) {
+    if (byHand) {
+      return {
+        name,
+        status: "warn",
+        detail: `listed by hand in ${byHand}, not installed in ${at.pluginDir}`,
+        hint: "Run `muxbridge install`: it replaces the hand-made entry and records this binary",
+      };
+    }
+    return {
+      name,
+      status: "warn",
+      detail: `not installed in ${at.pluginDir}: OpenCode opens no panes`,
+      hint: "Run `muxbridge install`",
+    };
+  }
+  if (!isMuxbridgePlugin(text)) {
+    return {
+      name,
+      status: "fail",
+      detail: `${at.plugin} is not muxbridge's plugin`,
+      hint: "Move it away, then run `muxbridge install`",
+    };
+  }
+  if (text !== PLUGIN_SOURCE) {
+    return {
+      name,
+      status: "fail",
+      detail: `${at.plugin} is muxbridge ${pluginVersion(text) ?? "(unknown)"}, this binary is ` +
+        `${version}`,
+      hint: "Run `muxbridge install` with the binary you use",
+    };
+  }
+  return {
+    name,
+    status: byHand ? "warn" : "pass",
+    detail: `${at.plugin} (muxbridge ${version})${byHand ? `; also listed in ${byHand}` : ""}`,
+    ...(byHand ? { hint: "Run `muxbridge install` again to remove the hand-made entry" } : {}),
+  };
+}
+
+/** The command the plugin will run, the way the plugin picks it. */
+function pluginCommand(
+  deps: CliDeps,
+  files: Files,
+  sidecar: Sidecar | null,
+): { argv: string[] | null; from: string } {
+  const env = deps.env("MUXBRIDGE_BIN");
+  if (env) {
+    return { argv: findOnPath(env, deps.env("PATH"), files) ? [env] : null, from: "MUXBRIDGE_BIN" };
+  }
+  if (sidecar) {
+    return {
+      argv: files.isExecutable(sidecar.command[0]) ? sidecar.command : null,
+      from: "muxbridge.json",
+    };
+  }
+  const found = findOnPath("muxbridge", deps.env("PATH"), files);
+  return { argv: found ? [found] : null, from: "PATH" };
+}
+
+/** Can the plugin start muxbridge, and is it this version? */
+async function binaryCheck(deps: CliDeps, files: Files, at: OpencodeLocations): Promise<Check> {
+  const name = "muxbridge for the plugin";
+  const sidecar = readSidecar(files.read(at.sidecar));
+  const { argv, from } = pluginCommand(deps, files, sidecar);
+  if (argv === null) {
+    return {
+      name,
+      status: "fail",
+      detail: from === "muxbridge.json"
+        ? `the recorded command ${sidecar?.command[0]} is missing or not executable`
+        : `no muxbridge found (${from})`,
+      hint: "Run `muxbridge install` with the binary you use (it records its path)",
+    };
+  }
+  try {
+    const r = await deps.run([...argv, "version", "--json"], {
+      timeoutMs: 15_000,
+      signal: deps.signal,
+    });
+    const reported = /"version":\s*"([^"]+)"/.exec(r.stdout)?.[1];
+    if (r.code !== 0 || !reported) {
+      return {
+        name,
+        status: "fail",
+        detail: `${argv.join(" ")} version exited ${r.code}`,
+        hint: "Run `muxbridge install` with a working binary",
+      };
+    }
+    if (reported !== deps.version) {
+      return {
+        name,
+        status: "fail",
+        detail: `${argv.join(" ")} (from ${from}) is muxbridge ${reported}, this one is ` +
+          `${deps.version}`,
+        hint: "Run `muxbridge install` with the binary you use",
+      };
+    }
+    return { name, status: "pass", detail: `${argv.join(" ")} (from ${from}), ${reported}` };
+  } catch (err) {
+    return {
+      name,
+      status: "fail",
+      detail: toMuxError(err).message,
+      hint: "Run `muxbridge install` with the binary you use",
+    };
+  }
+}
+
+/** What the plugin's log says about the last OpenCode run. */
+function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
+  const name = "last opencode run";
+  const log = deps.env("MUXBRIDGE_PLUGIN_LOG") || join(stateDir(config, deps.env), "bridge.log");
+  const text = (files.read(log) ?? "").slice(-LOG_TAIL);
+  const start = Math.max(text.lastIndexOf("] starting "), text.lastIndexOf("] cannot start "));
+  if (start < 0) {
+    return {
+      name,
+      status: "warn",
+      detail: `nothing logged in ${log} yet`,
+      hint: "Start OpenCode inside your multiplexer (plain `opencode` is fine), then run doctor",
+    };
+  }
+  const run = text.slice(text.lastIndexOf("\n", start) + 1);
+  const at = run.slice(0, 24);
+  if (/\] cannot start /.test(run)) {
+    return {
+      name,
+      status: "warn",
+      detail: `${at}: the plugin could not start muxbridge`,
+      hint: "Run `muxbridge install` with the binary you use, then restart OpenCode",
+    };
+  }
+  const ready = /"type":"ready"[^\n]*"backend":(null|"[a-z]+")/.exec(run);
+  const startLine = run.slice(0, run.indexOf("\n") >>> 0);
+  const via = startLine.includes("for the forwarding endpoint")
+    ? "plain opencode, through the plugin's forwarding endpoint"
+    : "OpenCode's own port";
+  if (!ready) {
+    return {
+      name,
+      status: "warn",
+      detail: `${at}: the bridge never said ready (see ${log})`,
+      hint: "Restart OpenCode; if it repeats, run `muxbridge bridge` by hand to see why",
+    };
+  }
+  const skipped = /"reason":"(server_unreachable|auth_failed|auth_unsupported)"/.exec(run)?.[1];
+  if (ready[1] === "null" || skipped) {
+    return {
+      name,
+      status: "warn",
+      detail: `${at}: ${
+        ready[1] === "null" ? "no multiplexer was found" : `children were skipped (${skipped})`
+      }`,
+      hint: ready[1] === "null"
+        ? "Start OpenCode inside tmux, zellij, herdr, kitty or cmux"
+        : skipped === "auth_unsupported"
+        ? "This multiplexer cannot hand a pane its password: start OpenCode with --port 0"
+        : "Run `muxbridge install` again and restart OpenCode",
+    };
+  }
+  return {
+    name,
+    status: "pass",
+    detail: `${at}: bridge ready on ${ready[1].slice(1, -1)} (${via})`,
+  };
+}
+
+/**
+ * The OpenCode chain's checks.
+ *
+ * @param deps The CLI deps (`files` is needed; without it there are no checks).
+ * @param config The resolved config (for the state directory).
+ * @returns The checks.
+ */
+export async function chainChecks(deps: CliDeps, config: Config): Promise<Check[]> {
+  const files = deps.files;
+  if (!files) return [];
+  let at: OpencodeLocations;
+  try {
+    at = opencodeLocations(deps.env);
+  } catch (err) {
+    const e = toMuxError(err);
+    return [{ name: "opencode plugin", status: "fail", detail: e.message, hint: e.hint ?? "" }];
+  }
+  const plugin = pluginCheck(files, at, deps.version);
+  const checks = [plugin];
+  if (files.read(at.plugin) !== null) checks.push(await binaryCheck(deps, files, at));
+  checks.push(lastRunCheck(deps, files, config));
+  return checks;
+}

@@ -1,0 +1,34 @@
+/**
+ * Loads `plugin/muxbridge.ts` in the test's own process with its state directory (where the
+ * plugin keeps its per-process lock) in a folder the test owns, never the developer's
+ * `~/.local/state/muxbridge`. The plugin reads `MUXBRIDGE_STATE_DIR` only while it loads, so the
+ * variable is set for that call alone.
+ *
+ * @module
+ */
+
+import type { Hooks, PluginInput, PluginOptions } from "@opencode-ai/plugin";
+import { MuxbridgePlugin } from "../../plugin/muxbridge.ts";
+
+/**
+ * Calls {@linkcode MuxbridgePlugin} with `MUXBRIDGE_STATE_DIR` set to `stateDir`.
+ *
+ * @param stateDir The state directory for this load (created by the plugin if missing).
+ * @param input What OpenCode would hand the plugin.
+ * @param options The plugin's options.
+ * @returns The plugin's hooks.
+ */
+export function loadPlugin(
+  stateDir: string,
+  input: PluginInput,
+  options: PluginOptions,
+): Promise<Hooks> {
+  const was = Deno.env.get("MUXBRIDGE_STATE_DIR");
+  Deno.env.set("MUXBRIDGE_STATE_DIR", stateDir);
+  try {
+    return MuxbridgePlugin(input, options);
+  } finally {
+    if (was === undefined) Deno.env.delete("MUXBRIDGE_STATE_DIR");
+    else Deno.env.set("MUXBRIDGE_STATE_DIR", was);
+  }
+}
