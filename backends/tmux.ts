@@ -31,29 +31,37 @@ import { describeArgv } from "../lib/sys/exec.ts";
 import { shArgv } from "../lib/sys/shell_quote.ts";
 import {
   cleanTitle,
-  SESSION_ID,
   validateDirectory,
   validateSessionId,
   validateTarget,
 } from "../lib/validate.ts";
-import { classifyFailure, createTmuxCommand, type TmuxArgs, tmuxError } from "./tmux/_command.ts";
-import { columnHeightWithOneMore, planLayout, tiledCell } from "./tmux/_layout.ts";
+import {
+  classifyFailure,
+  commandLine,
+  createTmuxCommand,
+  redactArgs,
+  tmuxError,
+} from "./tmux/_command.ts";
+import { type AddedPane, planLayout } from "./tmux/_layout.ts";
+import {
+  layoutGuard,
+  openCommands,
+  type OpenSpec,
+  parseOpenOutput,
+  sessionListing,
+} from "./tmux/_open.ts";
+import { isMarked, planPlacement, type SessionView } from "./tmux/_place.ts";
 import {
   escapeFormat,
   PANE_FORMAT,
   PANE_ID,
   type PaneRow,
   parsePaneRows,
-  parseSpawnLine,
   parseTmuxVersion,
-  SPAWN_FORMAT,
 } from "./tmux/_parse.ts";
 
 /** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
 export const TMUX_MIN_VERSION = "3.0.0";
-
-/** The name of overflow windows muxbridge opens. */
-const OVERFLOW_NAME = "muxbridge";
 
 const CAPABILITIES: Capabilities = {
   layout: true,
@@ -61,6 +69,7 @@ const CAPABILITIES: Capabilities = {
   env: true,
   marks: true,
   focusSafe: true,
+  killVerifies: true,
 };
 
 /** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
@@ -99,43 +108,15 @@ function toInfo(row: PaneRow): PaneInfo {
   return info;
 }
 
-/** A pane carrying muxbridge's ownership mark (a junk value set by someone else does not count). */
-const isMarked = (row: PaneRow) => SESSION_ID.test(row.session);
-
 /** What to do when the anchor cannot be found. */
 const ANCHOR_HINT =
   "Run muxbridge in the tmux pane it should open panes next to, or set tmux.target to a live pane";
 
-/**
- * The smallest pane muxbridge makes by splitting: below this an OpenCode TUI shows little more
- * than its input line, so the child goes to a window of its own instead (policy, not a tmux
- * limit: tmux itself splits down to 1×1).
- */
-const MIN_COLS = 20;
-/** See {@linkcode MIN_COLS}. */
-const MIN_ROWS = 5;
+/** How often one open or layout re-decides after the session changed under it. */
+const OPEN_ATTEMPTS = 4;
 
-/** Whether splitting `pane` along `direction` leaves both halves at least the minimum size. */
-function roomFor(pane: PaneRow, direction: "-h" | "-v"): boolean {
-  // A split takes one cell for the border: halves of (size - 1).
-  return direction === "-h"
-    ? Math.floor((pane.width - 1) / 2) >= MIN_COLS
-    : Math.floor((pane.height - 1) / 2) >= MIN_ROWS;
-}
-
-/** tmux cannot split a pane below 3 cells along the split (two 1-cell panes and a border). */
-const splittable = (pane: PaneRow, direction: "-h" | "-v") =>
-  (direction === "-h" ? pane.width : pane.height) >= 3;
-
-/** The largest pane by area; ties go to the oldest (lowest `%N`), for a stable choice. */
-function largest(panes: readonly PaneRow[]): PaneRow {
-  return [...panes].sort((a, b) =>
-    b.width * b.height - a.width * a.height || paneNumber(a.paneId) - paneNumber(b.paneId)
-  )[0];
-}
-
-/** Pane number of `%N`, for "most recent" (tmux never reuses a pane id, research §0). */
-const paneNumber = (id: string) => Number(id.slice(1));
+/** What a guarded layout step prints when its window changed since the listing. */
+const STALE = "muxbridge-stale";
 
 /** tmux's version gate (the oldest supported: {@linkcode TMUX_MIN_VERSION}). */
 const TMUX_GATE: VersionGate = {
@@ -214,101 +195,134 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     return pane.paneId;
   };
 
-  /** Every pane of the anchor's session, and the anchor's own row. */
-  const anchorSession = async (signal?: AbortSignal) => {
+  /**
+   * The last listing of the anchor's session. Every call that changes panes ends with a fresh
+   * one (see `tmux/_open.ts`), so the next open decides without a call of its own; a decision
+   * made on a listing that is no longer true is refused by tmux (the guard), never acted on.
+   */
+  let view: SessionView | undefined;
+
+  /** Reads a listing of `anchor`'s session into the view; undefined without its anchor row. */
+  const viewOf = (anchor: string, listing: string): SessionView | undefined => {
+    const rows = parsePaneRows(listing);
+    const anchorRow = rows.find((r) => r.paneId === anchor);
+    view = anchorRow ? { anchor, rows, anchorRow } : undefined;
+    return view;
+  };
+
+  /** The anchor's pane id when it is known without asking tmux, else undefined. */
+  const knownAnchor = (): string | undefined => {
+    try {
+      const ref = anchorRef();
+      if (PANE_ID.test(ref)) return ref;
+      return resolvedAnchor?.ref === ref ? resolvedAnchor.paneId : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** Every pane of the anchor's session, and the anchor's own row (one call). */
+  const anchorSession = async (signal?: AbortSignal): Promise<SessionView> => {
     const anchor = await resolveAnchor(signal);
-    const result = await tmux.run([["list-panes", "-s", "-t", anchor, "-F", PANE_FORMAT]], signal);
+    const result = await tmux.run([sessionListing(anchor)], signal);
     const err = result.code === 0 ? undefined : tmuxError(`use anchor "${anchor}"`, result);
     if (err && err.code !== "pane_not_found") throw err;
-    const rows = err ? [] : parsePaneRows(result.stdout);
-    const anchorRow = rows.find((r) => r.paneId === anchor);
-    if (!anchorRow) {
+    const listed = err ? undefined : viewOf(anchor, result.stdout);
+    if (!listed) {
       resolvedAnchor = undefined;
+      view = undefined;
       throw new MuxError("pane_not_found", `Cannot find anchor pane "${anchor}"`, {
         cause: err,
         hint: ANCHOR_HINT,
       });
     }
-    return { anchor, rows, anchorRow };
-  };
-
-  /** Runs a split or new-window; null when tmux has no room (research §1.2: exit 1). */
-  const tryOpen = async (action: string, commands: TmuxArgs[], signal?: AbortSignal) => {
-    const result = await tmux.run(commands, signal);
-    if (result.code === 0) return parseSpawnLine(result.stdout);
-    if (classifyFailure(result.stderr) === "no_space") return null;
-    throw tmuxError(action, result);
+    return listed;
   };
 
   /**
-   * Opens the pane where the placement puts it; `newWindow` tells that a new overflow window was
-   * made for it (and must be tagged).
-   *
-   * In the anchor's window the first child splits the anchor to the right, and later ones split
-   * the largest owned pane of that window downwards: the user's own panes are split at most
-   * once, and owned panes stay in one column of even-ish panes (halving the newest pane instead
-   * left 1-row slivers and overflowed after 5 children in a 40-row window, observed live). A
-   * split that would leave a pane under {@linkcode MIN_COLS}×{@linkcode MIN_ROWS} is not tried:
-   * the child goes to the overflow window, where panes are tiled.
+   * Opens a pane in one tmux call: placement decided on the last listing, then split (or new
+   * window), ownership marks, title and layout in one command list, which ends with a fresh
+   * listing. When the listing was out of date tmux runs nothing but the listing, and the
+   * placement is decided again on it; "no space" moves on to the next place.
    */
-  const place = async (
-    session: { anchor: string; rows: PaneRow[]; anchorRow: PaneRow },
-    open: TmuxArgs,
-    command: TmuxArgs,
+  const open = async (
+    spec: Omit<OpenSpec, "anchor" | "layout">,
+    shownFlags: readonly string[],
+    check: { sessionId: string; owner: string },
     signal?: AbortSignal,
-  ): Promise<{ paneId: string; pid: number; newWindow: boolean }> => {
-    const { anchor, rows, anchorRow } = session;
-    if (deps.config.placement === "split") {
-      const owned = rows.filter((r) =>
-        r.windowId === anchorRow.windowId && r.paneId !== anchor && isMarked(r)
-      );
-      const target = owned.length === 0 ? anchorRow : largest(owned);
-      const direction = owned.length === 0 ? "-h" : "-v";
-      // In a column of owned panes the layout evens the heights out after the split, so the
-      // column's share per pane is what counts; elsewhere the split's halves are.
-      const evened = owned.length === 0 ? null : columnHeightWithOneMore(
-        anchorRow.windowLayout,
-        target.paneId,
-        new Set(owned.map((r) => r.paneId)),
-      );
-      const room = evened === null
-        ? roomFor(target, direction)
-        : evened >= MIN_ROWS && splittable(target, direction);
-      if (room) {
-        const split = ["split-window", direction, ...open, "-t", target.paneId, ...command];
-        const placed = await tryOpen(`open a pane next to "${target.paneId}"`, [split], signal);
-        if (placed) return { ...placed, newWindow: false };
-      }
-    }
-    // The newest overflow window of the anchor's session, if any.
-    const overflow = rows.filter((r) => r.overflow && r.windowId !== anchorRow.windowId);
-    const window = overflow.map((r) => r.windowId)
-      .sort((a, b) => paneNumber(b) - paneNumber(a))[0];
-    if (window) {
-      // Split the window's largest pane along its longer side (a cell is about twice as tall
-      // as wide) or else the other, then tile the window: the tiled grid decides the size.
-      const panes = overflow.filter((r) => r.windowId === window);
-      const target = largest(panes);
-      const cell = tiledCell(panes.length + 1, target.windowWidth, target.windowHeight);
-      const longer = target.width >= 2 * target.height ? "-h" : "-v";
-      const direction = cell.width >= MIN_COLS && cell.height >= MIN_ROWS
-        ? ([longer, longer === "-h" ? "-v" : "-h"] as const).find((d) => splittable(target, d))
+  ): Promise<{ paneId: string; pid: number; arranged: boolean }> => {
+    const anchor = await resolveAnchor(signal);
+    const full = new Set<string>();
+    let current = view?.anchor === anchor ? view : undefined;
+    for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+      current ??= await anchorSession(signal);
+      const placement = planPlacement(current, deps.config.placement, full);
+      const rows = current.rows;
+      const layout = placement.kind === "split" && !placement.overflow
+        ? (added: AddedPane) =>
+          planLayout({
+            rows,
+            anchor,
+            owned: new Set(rows.filter(isMarked).map((r) => r.paneId)),
+            layout: deps.config.layout,
+            mainPaneSize: deps.config.main_pane_size,
+            added,
+            anchorWindowOnly: true,
+          }).commands
+        : placement.kind === "split"
+        ? () => [["select-layout", "-t", placement.target.windowId, "tiled"]]
         : undefined;
-      if (direction) {
-        const placed = await tryOpen(`open a pane in overflow window "${window}"`, [
-          ["split-window", direction, ...open, "-t", target.paneId, ...command],
-          ["select-layout", "-t", window, "tiled"],
-        ], signal);
-        if (placed) return { ...placed, newWindow: false };
+      const full_ = { ...spec, anchor, ...(layout ? { layout } : {}) };
+      const commands = openCommands(placement, full_);
+      const shown = openCommands(placement, { ...full_, paneFlags: shownFlags });
+      const result = await tmux.run(commands, signal, {
+        secret: spec.paneFlags.includes("-e"),
+        shown,
+      });
+      const out = parseOpenOutput(result.stdout);
+      current = out.listing === undefined ? undefined : viewOf(anchor, out.listing);
+      if (out.spawned) {
+        if (result.code === 0) return { ...out.spawned, arranged: true };
+        // Something after the split failed. A pane carrying its marks is muxbridge's and open
+        // (the layout is what failed); an unmarked one would never be recognised: kill it.
+        const row = current?.rows.find((r) => r.paneId === out.spawned!.paneId);
+        if (row?.session === check.sessionId && row.owner === check.owner) {
+          deps.log.warn(`tmux: pane ${row.paneId} opened, but: ${result.stderr.trim()}`);
+          return { ...out.spawned, arranged: false };
+        }
+        await tmux.run([["kill-pane", "-t", out.spawned.paneId]]).catch(() => {});
+        view = undefined;
+        throw tmuxError(`mark new pane "${out.spawned.paneId}"`, result);
       }
+      if (result.code === 0) continue; // the listing was out of date: decide again on the new one
+      const failure = classifyFailure(result.stderr);
+      if (failure === "no_space" && placement.kind === "split") {
+        full.add(placement.target.windowId);
+        continue;
+      }
+      // The split pane went away, or the window index was taken: decide again.
+      if (failure === "not_found" || failure === "conflict") continue;
+      if (failure === "no_space") {
+        throw new MuxError(
+          "no_space",
+          "Cannot open a pane: tmux has no room even in a new window",
+          {
+            hint: "Close some panes or enlarge the terminal",
+          },
+        );
+      }
+      throw tmuxError(
+        placement.kind === "split"
+          ? `open a pane next to "${placement.target.paneId}"`
+          : "open an overflow window",
+        result,
+      );
     }
-    const placed = await tryOpen("open an overflow window", [
-      ["new-window", ...open, "-n", OVERFLOW_NAME, "-t", `${anchorRow.sessionId}:`, ...command],
-    ], signal);
-    if (placed) return { ...placed, newWindow: true };
-    throw new MuxError("no_space", "Cannot open a pane: tmux has no room even in a new window", {
-      hint: "Close some panes or enlarge the terminal",
-    });
+    throw new MuxError(
+      "command_failed",
+      `Cannot open a pane: the tmux session changed under ${OPEN_ATTEMPTS} attempts in a row`,
+      { hint: "Try again once the panes of the session settle" },
+    );
   };
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
@@ -318,44 +332,20 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     const title = cleanTitle(req.title);
     const program = programArgv(req.argv);
     const env = envFlags(req.env);
-    const session = await anchorSession(req.signal);
-    // -d keeps the user's focus; -c is format-expanded, hence escaped (see escapeFormat).
-    const open = ["-d", "-P", "-F", SPAWN_FORMAT, "-c", escapeFormat(cwd), ...env];
-    const { paneId, pid, newWindow } = await place(session, open, ["--", ...program], req.signal);
-    await mark(paneId, { title, sessionId, owner, newWindow }, req.signal);
-    return { paneId, pid };
-  };
-
-  /**
-   * Titles and marks a new pane in one invocation. tmux 3.3a keeps the current pane, not the new
-   * one, as the default target of later commands in a `;` chain after a split (observed live: a
-   * chained `select-pane -T` titled the old pane), so every command names the pane and the marks
-   * cannot share the split's invocation: its id is only known once the split printed it.
-   */
-  const mark = async (
-    paneId: string,
-    m: { title: string; sessionId: string; owner: string; newWindow: boolean },
-    signal?: AbortSignal,
-  ) => {
-    const commands: TmuxArgs[] = [
-      ["select-pane", "-t", paneId, "-T", escapeFormat(m.title)],
-      ["set-option", "-p", "-t", paneId, "@muxbridge-session", m.sessionId],
-      ["set-option", "-p", "-t", paneId, "@muxbridge-owner", m.owner],
-    ];
-    if (m.newWindow) commands.push(["set-option", "-w", "-t", paneId, "@muxbridge-overflow", "1"]);
-    const result = await tmux.run(commands, signal);
-    if (result.code === 0) return;
-    const err = tmuxError(`mark new pane "${paneId}"`, result);
-    if (err.code === "pane_not_found") {
-      throw new MuxError(
-        "pane_not_found",
-        `Cannot keep pane "${paneId}" open: its program ended at once`,
-        { cause: err, hint: "Run the pane command by hand to see why it exits" },
-      );
-    }
-    // An unmarked pane could never be recognised as muxbridge's again: do not leave it behind.
-    await tmux.run([["kill-pane", "-t", paneId]]).catch(() => {});
-    throw err;
+    // -c is format-expanded, hence escaped (see escapeFormat).
+    const dir = ["-c", escapeFormat(cwd)];
+    const { paneId, pid, arranged } = await open(
+      {
+        paneFlags: [...dir, ...env],
+        command: ["--", ...program],
+        options: [["@muxbridge-session", sessionId], ["@muxbridge-owner", owner]],
+        title: escapeFormat(title),
+      },
+      [...dir, ...redactArgs(env)],
+      { sessionId, owner },
+      req.signal,
+    );
+    return { paneId, pid, arranged };
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
@@ -387,24 +377,55 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         hint: "The main pane size is a percentage from 1 to 99",
       });
     }
-    const { anchor, rows } = await anchorSession(signal);
-    const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
-    owned.delete(anchor);
-    const plan = planLayout({
-      rows,
-      anchor,
-      owned,
-      layout: req.layout,
-      mainPaneSize: req.mainPaneSize,
-    });
-    const detail = plan.detail.join("; ");
-    if (plan.commands.length === 0) return { applied: false, detail };
-    await tmux.must(
-      `arrange the panes next to "${anchor}"`,
-      plan.commands,
-      signal,
+    const anchor = await resolveAnchor(signal);
+    let current = view?.anchor === anchor ? view : undefined;
+    let now = false; // `current` was listed by this call, not kept from an earlier one
+    for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+      if (!current) {
+        current = await anchorSession(signal);
+        now = true;
+      }
+      const { rows } = current;
+      const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
+      owned.delete(anchor);
+      const plan = planLayout({
+        rows,
+        anchor,
+        owned,
+        layout: req.layout,
+        mainPaneSize: req.mainPaneSize,
+      });
+      const detail = plan.detail.join("; ");
+      if (plan.commands.length === 0) {
+        // "Nothing to do" cannot be checked by a guard: decide it on a listing of now.
+        if (!now) {
+          current = undefined;
+          continue;
+        }
+        return { applied: false, detail };
+      }
+      // Each window is arranged only while its layout is the one the plan was made on.
+      const guarded = plan.steps.map((step) => [
+        "if-shell",
+        "-F",
+        "-t",
+        step.window,
+        layoutGuard(rows.find((r) => r.windowId === step.window)!),
+        commandLine(step.commands),
+        commandLine([["display-message", "-p", STALE]]),
+      ]);
+      const result = await tmux.run([...guarded, sessionListing(anchor)], signal);
+      const out = parseOpenOutput(result.stdout.replaceAll(`${STALE}\n`, ""));
+      current = out.listing === undefined ? undefined : viewOf(anchor, out.listing);
+      now = current !== undefined;
+      if (result.code !== 0) throw tmuxError(`arrange the panes next to "${anchor}"`, result);
+      if (!result.stdout.includes(STALE)) return { applied: true, detail };
+    }
+    throw new MuxError(
+      "command_failed",
+      `Cannot arrange the panes: the tmux session changed under ${OPEN_ATTEMPTS} attempts in a row`,
+      { hint: "Run `muxbridge layout` again once the panes settle" },
     );
-    return { applied: true, detail };
   };
 
   /** `tmux -V` parsed and gated. */
@@ -480,7 +501,25 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     },
     async kill(paneId, signal) {
       const id = paneIdArg(paneId);
-      await tmux.must(`close pane "${id}"`, [["kill-pane", "-t", id]], signal);
+      const action = `close pane "${id}"`;
+      const anchor = knownAnchor();
+      if (anchor !== undefined) {
+        // The kill and a listing of the session in one call; the kill sits in a block, a command
+        // group of its own, so the listing runs even when the pane had already gone and the
+        // next open decides on what is there now. kill-pane removes the pane before it returns
+        // (`server_kill_pane`, tmux 3.3a `server-fn.c`): exit 0 means it is gone.
+        const result = await tmux.run(
+          [["if-shell", "-F", "1", commandLine([["kill-pane", "-t", id]])], sessionListing(anchor)],
+          signal,
+        );
+        const { listing } = parseOpenOutput(result.stdout);
+        if (listing === undefined) view = undefined;
+        else viewOf(anchor, listing);
+        if (result.code === 0) return;
+        if (listing !== undefined) throw tmuxError(action, result);
+        // No listing (the anchor went away): whether the kill ran is unknown, so kill alone.
+      }
+      await tmux.must(action, [["kill-pane", "-t", id]], signal);
     },
     async setTitle(paneId, title, signal) {
       const id = paneIdArg(paneId);

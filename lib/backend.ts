@@ -54,6 +54,11 @@ export interface Capabilities {
   marks: boolean;
   /** Opens panes without moving the user's focus. */
   focusSafe: boolean;
+  /**
+   * `kill()` resolving means the pane is gone (the multiplexer removes it before answering),
+   * so a close need not ask again. @default false
+   */
+  killVerifies?: boolean;
 }
 
 /** The binary and version a backend found. */
@@ -88,6 +93,8 @@ export interface SpawnedPane {
   paneId: string;
   /** The pane program's process id, when the backend tells it. */
   pid?: number;
+  /** The layout was already applied with the open (no separate layout pass is needed). */
+  arranged?: boolean;
 }
 
 /** What a backend knows of one pane. */

@@ -139,11 +139,22 @@ function carriesEnv(commands: readonly TmuxArgs[]): boolean {
   return commands.some((c) => c.includes("-e"));
 }
 
+/** Options of {@linkcode TmuxCommand.run}. */
+export interface TmuxRunOptions {
+  /**
+   * The commands hold a secret inside an argument (a command block with `-e NAME=value`), so
+   * they go on stdin (`source-file -`), never on argv. Top-level `-e` flags are found anyway.
+   */
+  secret?: boolean;
+  /** The commands as messages and logs show them (secrets replaced). @default redacted commands */
+  shown?: readonly TmuxArgs[];
+}
+
 /** Commands that must not run twice: each opens a pane (a lost answer is not retried). */
 const OPENS = new Set(["split-window", "splitw", "new-window", "neww"]);
 
 /** Why a tmux command failed, read from its stderr. */
-export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "other";
+export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "conflict" | "other";
 
 /**
  * Reads tmux's stderr. Evidence (tmux 3.3a, research §1.6 and live): an unknown pane, window or
@@ -151,7 +162,8 @@ export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "other";
  * no socket file gives `error connecting to <path> (No such file or directory)`, a stale socket
  * `no server running on <path>`, and a server that dies during a command `server exited
  * unexpectedly` or `lost server`; a full window gives `no space for new pane` (or, in other
- * versions, `create pane failed: pane too small`).
+ * versions, `create pane failed: pane too small`); a window index already taken
+ * `create window failed: index 3 in use`.
  *
  * @param stderr tmux's stderr.
  * @returns The failure kind.
@@ -162,6 +174,8 @@ export function classifyFailure(stderr: string): TmuxFailure {
     return "unreachable";
   }
   if (/no space for new pane|pane too small/.test(stderr)) return "no_space";
+  // new-window -t S:N when another window took index N first (tmux 3.3a, observed live).
+  if (/index \d+ in use/.test(stderr)) return "conflict";
   return "other";
 }
 
@@ -222,7 +236,11 @@ export interface TmuxCommand {
   /** The binary. */
   readonly bin: string;
   /** Runs `tmux <server flags> <commands…>`; resolves for any exit code. */
-  run(commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun>;
+  run(
+    commands: readonly TmuxArgs[],
+    signal?: AbortSignal,
+    options?: TmuxRunOptions,
+  ): Promise<CommandRun>;
   /** Runs `tmux -V` (no server flags: it needs no server). */
   version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode tmuxError} on a non-zero exit. */
@@ -304,9 +322,13 @@ export function createTmuxCommand(
   };
 
   /** One tmux process: argv, or `source-file -` on stdin when a pane environment is passed. */
-  const cli = (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
-    const shown = joinCommands(commands.map(redactArgs));
-    if (carriesEnv(commands)) {
+  const cli = (
+    commands: readonly TmuxArgs[],
+    signal: AbortSignal | undefined,
+    options: TmuxRunOptions,
+  ): Promise<CommandRun> => {
+    const shown = joinCommands(options.shown ?? commands.map(redactArgs));
+    if (options.secret || carriesEnv(commands)) {
       return exec(["source-file", "-"], true, signal, `${commandLine(commands)}\n`, shown);
     }
     return exec(joinCommands(commands), true, signal, undefined, shown);
@@ -445,10 +467,16 @@ export function createTmuxCommand(
     return await connecting;
   };
 
-  const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
-    const shown = joinCommands(commands.map(redactArgs));
-    if (commands.some((cmd) => OPENS.has(cmd[0]))) parked = false;
-    if (commands.some((cmd) => ENDS_PANES.has(cmd[0]))) {
+  const run = async (
+    commands: readonly TmuxArgs[],
+    signal?: AbortSignal,
+    options: TmuxRunOptions = {},
+  ): Promise<CommandRun> => {
+    const shown = joinCommands(options.shown ?? commands.map(redactArgs));
+    // Commands can sit inside a block (`if-shell … "kill-pane …"`): look at every word.
+    const words = commands.flatMap((cmd) => cmd.flatMap((a) => a.split(/[\s;"]+/)));
+    if (words.some((w) => OPENS.has(w))) parked = false;
+    if (words.some((w) => ENDS_PANES.has(w))) {
       // No control client may be attached while panes end (see ENDS_PANES).
       parked = true;
       await release();
@@ -488,7 +516,7 @@ export function createTmuxCommand(
       }
       // The channel ended before answering. A command that opens a pane may have run: running
       // it again could open a second pane, so that one fails; the others are safe to repeat.
-      if (commands.some((cmd) => OPENS.has(cmd[0]))) {
+      if (words.some((w) => OPENS.has(w))) {
         throw new MuxError(
           "command_failed",
           `Cannot finish ${describeArgv([bin, ...shown])}: the tmux control channel ended first`,
@@ -498,9 +526,9 @@ export function createTmuxCommand(
           },
         );
       }
-      return await run(commands, signal);
+      return await run(commands, signal, options);
     }
-    return await cli(commands, signal);
+    return await cli(commands, signal, options);
   };
 
   return {

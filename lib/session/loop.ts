@@ -564,7 +564,12 @@ export class SessionLoop {
           `cannot record pane ${pane.paneId} in ${this.#deps.store.dir}: ${(err as Error).message}`,
         );
       }
-      this.#feed(id, { type: "spawned", paneId: pane.paneId, backend: backend.name });
+      this.#feed(id, {
+        type: "spawned",
+        paneId: pane.paneId,
+        backend: backend.name,
+        ...(pane.arranged ? { arranged: true } : {}),
+      });
       this.#ensureWatch();
     } catch (err) {
       const e = toMuxError(err);

@@ -92,7 +92,13 @@ export type MachineEvent =
   | { readonly type: "deleted" }
   | { readonly type: "job"; readonly running: boolean }
   | { readonly type: "timer" }
-  | { readonly type: "spawned"; readonly paneId: string; readonly backend: string }
+  | {
+    readonly type: "spawned";
+    readonly paneId: string;
+    readonly backend: string;
+    /** The backend applied the layout with the open: no layout pass follows. */
+    readonly arranged?: boolean;
+  }
   /** A busy session's pane left by a bridge that died, taken over by this one. */
   | { readonly type: "adopted"; readonly paneId: string; readonly backend: string }
   | {
@@ -441,7 +447,7 @@ export function transition(
           );
         }
         const state = openState(event.paneId, now, s.idleSince);
-        const effects: Effect[] = [opened, { type: "layout" }];
+        const effects: Effect[] = event.arranged ? [opened] : [opened, { type: "layout" }];
         if (s.idleSince !== null) {
           effects.push({
             type: "arm",

@@ -73,6 +73,14 @@ Deno.test("transition() reports pane.opened and asks for a layout once the spawn
   assert.deepEqual(types(effects), ["spawn", "emit:pane.opened", "layout"]);
 });
 
+Deno.test("transition() asks for no layout pass when the spawn arranged the panes itself", () => {
+  const { effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "spawned", paneId: "%1", backend: "tmux", arranged: true }, 100],
+  ]);
+  assert.deepEqual(types(effects), ["spawn", "emit:pane.opened"]);
+});
+
 Deno.test("transition() arms the idle close at the later of idle delay and minimum lifetime", () => {
   const { effects } = run([...opened, [{ type: "status", status: "idle" }, 1000]]);
   // idle 1000 + 3000 = 4000; opened 100 + 5000 = 5100
