@@ -1,8 +1,14 @@
 /**
  * Durable records of the panes muxbridge owns, one file per pane under the state directory, so
  * concurrent bridges never overwrite each other's records and a `kill -9` loses nothing already
- * written (write to a temporary file, fsync, rename). `list` and `cleanup` read them; a corrupt
- * file is reported and moved aside, never fatal.
+ * written (write to a temporary file, rename). `list` and `cleanup` read them; a corrupt file is
+ * reported and moved aside, never fatal.
+ *
+ * No fsync: a record only has to outlive the bridge process, and the kernel keeps a written file
+ * when its writer dies; what an fsync adds is surviving an OS crash or power loss, which ends every
+ * pane a record could name (the multiplexer's server with them). It cost 5–20 ms per pane on a
+ * shared VM, serialised in the spawn queue (`bench/burst.ts`: a burst of 50 spent most of its time
+ * in it).
  *
  * @module
  */
@@ -11,7 +17,6 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
   closeSync,
-  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -106,7 +111,6 @@ export function createPaneStore(dir: string): PaneStore {
       const fd = openSync(tmp, "w", 0o600);
       try {
         writeSync(fd, JSON.stringify(record));
-        fsyncSync(fd);
       } finally {
         closeSync(fd);
       }
