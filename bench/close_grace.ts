@@ -41,7 +41,7 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
       },
     ];
     for (const control of [true, false]) {
-      const backend = benchBackend(server, control, { forks: 0 });
+      const backend = benchBackend(server, { forks: 0 }, {}, control);
       await backend.probe();
       for (const c of cases) {
         const samples: number[] = [];
@@ -71,7 +71,12 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
             await waitFor(clock, ignoresInt, { deadline: clock.now() + 2000 });
           }
           const start = performance.now();
-          const r = await closePane(backend, paneId, { graceMs: c.grace, clock, pid, processes });
+          const r = await closePane(backend, paneId, {
+            graceMs: c.grace,
+            clock,
+            processes,
+            ...(pid !== undefined ? { pid, pidStart: processes.startTime(pid) } : {}),
+          });
           if (i >= 2) {
             samples.push(performance.now() - start);
             if (r.killed) killed++;
