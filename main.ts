@@ -11,7 +11,6 @@ import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
 import { parseInvocation } from "./lib/cli/cli.ts";
-import { createChannelOpener } from "./lib/sys/channel.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
 import type { CliDeps } from "./lib/cli/commands/_command.ts";
 import { COMMANDS } from "./lib/cli/commands/mod.ts";
@@ -75,7 +74,6 @@ async function main(argv: string[]): Promise<number> {
   const deps: CliDeps = {
     env: (name) => process.env[name],
     run: createRunner(),
-    openChannel: createChannelOpener(),
     clock: createRealClock(),
     processes: createProcesses(),
     fetch: (input, init) => fetch(input, init),

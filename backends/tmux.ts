@@ -155,8 +155,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  */
 export function createTmuxBackend(deps: BackendDeps): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
-  // The control channel attaches to the anchor's session (see _command.ts).
-  const tmux = createTmuxCommand(deps, { attachTarget: () => anchorRef() });
+  const tmux = createTmuxCommand(deps);
   let resolvedAnchor: { ref: string; paneId: string } | undefined;
 
   /**
@@ -531,6 +530,5 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     },
     applyLayout,
     doctor,
-    dispose: () => tmux.close(),
   };
 }

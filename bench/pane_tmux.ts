@@ -39,7 +39,6 @@ export function benchBackend(
   server: TmuxServer,
   counter: { forks: number },
   extra: Record<string, unknown> = {},
-  control = false,
 ): Backend {
   const run: Runner = (argv, opts) => {
     counter.forks++;
@@ -47,17 +46,12 @@ export function benchBackend(
   };
   return createTmuxBackend({
     run,
-    ...(control ? { openChannel: server.openChannel } : {}),
     env: () => undefined,
     clock,
     config: resolveConfig({
       env: () => undefined,
       flags: {
-        tmux: {
-          socket_name: server.socketName,
-          target: server.anchorPane,
-          ...(control ? { control_mode: true } : {}),
-        },
+        tmux: { socket_name: server.socketName, target: server.anchorPane },
         ...extra,
       },
     }),
@@ -132,42 +126,28 @@ export async function benchPane(n = 30): Promise<Row[]> {
     const counter = { forks: 0 };
     const backend = benchBackend(server, counter);
     await backend.probe();
-    const forks = { open: 0, life: 0, openCtl: 0, lifeCtl: 0 };
+    const forks = { open: 0, life: 0 };
     const tally = { killed: 0, errors: [] as string[] };
-    const ctlCounter = { forks: 0 };
-    const ctl = benchBackend(server, ctlCounter, {}, true);
-    await ctl.probe();
-    const lifeOf =
-      (b: Backend, c: { forks: number }, key: "life" | "lifeCtl"): Timed => async () => {
-        const before = c.forks;
-        const start = performance.now();
-        const { paneId, pid } = await b.spawn(request(server.dir));
-        try {
-          const r = await closePane(b, paneId, {
-            graceMs: 250,
-            clock,
-            processes,
-            ...(pid !== undefined ? { pid, pidStart: processes.startTime(pid) } : {}),
-          });
-          if (r.killed) tally.killed++;
-        } catch (err) {
-          tally.errors.push((err as Error).message);
-        }
-        const took = performance.now() - start;
-        forks[key] += c.forks - before;
-        return took;
-      };
+    const lifeOf = (b: Backend, c: { forks: number }, key: "life"): Timed => async () => {
+      const before = c.forks;
+      const start = performance.now();
+      const { paneId, pid } = await b.spawn(request(server.dir));
+      try {
+        const r = await closePane(b, paneId, {
+          graceMs: 250,
+          clock,
+          processes,
+          ...(pid !== undefined ? { pid, pidStart: processes.startTime(pid) } : {}),
+        });
+        if (r.killed) tally.killed++;
+      } catch (err) {
+        tally.errors.push((err as Error).message);
+      }
+      const took = performance.now() - start;
+      forks[key] += c.forks - before;
+      return took;
+    };
     const variants: Array<[string, Timed]> = [
-      ["muxbridge open, control mode", async () => {
-        const before = ctlCounter.forks;
-        const start = performance.now();
-        const { paneId } = await ctl.spawn(request(server.dir));
-        const took = performance.now() - start;
-        forks.openCtl += ctlCounter.forks - before;
-        await ctl.kill(paneId);
-        return took;
-      }],
-      ["muxbridge life, control mode", lifeOf(ctl, ctlCounter, "lifeCtl")],
       ["bare open", async () => {
         const start = performance.now();
         const pane = (await must(split("sleep", "100000"))).split(" ")[0];
@@ -212,8 +192,6 @@ export async function benchPane(n = 30): Promise<Row[]> {
     const warmup = 3;
     const samples = await roundRobin(variants, n, warmup);
     for (const e of tally.errors) console.error(`close failed: ${e}`);
-    await backend.dispose?.();
-    await ctl.dispose?.();
     const s = Object.fromEntries([...samples].map(([k, v]) => [k, stats(v)]));
     const per = (count: number) => (count / (n + warmup)).toFixed(1);
     const open = `pane open (N=${n})`;
@@ -254,24 +232,6 @@ export async function benchPane(n = 30): Promise<Row[]> {
         ratio: ratio(s["muxbridge life"].median, s["bare life"].median),
         goal: "≤ 1.2x",
         ok: s["muxbridge life"].median <= 1.2 * s["bare life"].median,
-      },
-      {
-        bench: open,
-        metric: `muxbridge spawn, tmux.control_mode on (${per(forks.openCtl)} processes per pane)`,
-        value: ms(s["muxbridge open, control mode"].median),
-        baseline: ms(s["muxbridge open"].median),
-        ratio: ratio(s["muxbridge open, control mode"].median, s["muxbridge open"].median),
-        goal: "< 1.0x to keep control mode",
-        ok: s["muxbridge open, control mode"].median < s["muxbridge open"].median,
-      },
-      {
-        bench: life,
-        metric: `muxbridge life, tmux.control_mode on (${per(forks.lifeCtl)} processes per pane)`,
-        value: ms(s["muxbridge life, control mode"].median),
-        baseline: ms(s["muxbridge life"].median),
-        ratio: ratio(s["muxbridge life, control mode"].median, s["muxbridge life"].median),
-        goal: "< 1.0x to keep control mode",
-        ok: s["muxbridge life, control mode"].median < s["muxbridge life"].median,
       },
       {
         bench: life,

@@ -15,7 +15,6 @@
  */
 
 import semver from "semver";
-import type { ChannelOpener } from "./sys/channel.ts";
 import type { Clock } from "./sys/clock.ts";
 import { isMuxError, MuxError, toMuxError } from "./sys/errors.ts";
 import type { Config, LayoutName } from "./config.ts";
@@ -28,8 +27,6 @@ import { validateTarget } from "./validate.ts";
 export interface BackendDeps {
   /** The exec seam. */
   run: Runner;
-  /** The seam for long-lived programs (a control channel); absent: one process per command. */
-  openChannel?: ChannelOpener;
   /** The environment lookup. */
   env: EnvLookup;
   /** The clock. */
@@ -427,7 +424,7 @@ export interface Backend {
   applyLayout(req: LayoutRequest, signal?: AbortSignal): Promise<LayoutResult>;
   /** Checks binary, version and reachability, each with a hint. */
   doctor(signal?: AbortSignal): Promise<Check[]>;
-  /** Releases persistent resources (control channels). */
+  /** Releases persistent resources (open connections), if the backend holds any. */
   dispose?(): Promise<void>;
 }
 

@@ -32,9 +32,6 @@ export const TmuxConfigSchema = z.strictObject({
   target: z.string().min(1).optional().describe(
     "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
   ),
-  control_mode: z.boolean().default(false).describe(
-    "Send commands through a tmux control-mode client (`tmux -C`, tmux >= 3.2) while panes open, instead of one tmux process per command. Off by default: tmux 3.3a's server can crash when a window closes while a control client is attached (muxbridge detaches it before closing panes, but a pane that ends on its own meanwhile can still trigger it)",
-  ),
 }).prefault({}).describe("tmux backend");
 
 /**
@@ -187,6 +184,49 @@ export type Config = z.output<typeof ConfigSchema>;
 /** A partial configuration as one layer gives it. */
 export type ConfigLayer = Record<string, unknown>;
 
+/**
+ * Keys muxbridge no longer reads, each with what replaced it. A layer that still names one is
+ * used without it, and the warning says so: an upgrade never stops a bridge over a setting that
+ * does nothing any more. Any other unknown key stays an error.
+ */
+export const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  "tmux.control_mode":
+    "tmux control mode was removed: one tmux process per pane operation was faster and never crashed tmux 3.3a",
+};
+
+/**
+ * A layer without the {@linkcode REMOVED_KEYS}, and a warning for each it held.
+ *
+ * @param source Where the layer came from, for the warning.
+ * @param data The layer as given.
+ * @param warn Receives the warnings.
+ * @returns The layer to validate.
+ */
+function withoutRemovedKeys(
+  source: string,
+  data: unknown,
+  warn: ((message: string) => void) | undefined,
+): unknown {
+  if (!isPlainObject(data)) return data;
+  let out: Record<string, unknown> = data;
+  for (const [key, why] of Object.entries(REMOVED_KEYS)) {
+    const [head, tail] = key.split(".") as [string, string | undefined];
+    const section = out[head];
+    if (tail === undefined ? !(head in out) : !(isPlainObject(section) && tail in section)) {
+      continue;
+    }
+    warn?.(`Ignoring the key "${key}" from ${source}: ${why}; delete it from the config`);
+    if (tail === undefined) {
+      const { [head]: _, ...rest } = out;
+      out = rest;
+    } else {
+      const { [tail]: _, ...rest } = section as Record<string, unknown>;
+      out = { ...out, [head]: rest };
+    }
+  }
+  return out;
+}
+
 /** The sources {@linkcode resolveConfig} merges, weakest first after the defaults. */
 export interface ConfigSources {
   /** The config file, if one was read. */
@@ -197,6 +237,8 @@ export interface ConfigSources {
   flags?: ConfigLayer;
   /** The `config` of a `bridge.hello`. */
   hello?: unknown;
+  /** Receives a warning for each removed key a layer still names ({@linkcode REMOVED_KEYS}). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -217,7 +259,12 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   }).join("; ");
 }
 
-function checkLayer(source: string, data: unknown): ConfigLayer {
+function checkLayer(
+  source: string,
+  given: unknown,
+  warn?: (message: string) => void,
+): ConfigLayer {
+  const data = withoutRemovedKeys(source, given, warn);
   const result = ConfigSchema.safeParse(data);
   if (!result.success) {
     throw new MuxError(
@@ -293,12 +340,13 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  */
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
-  if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data));
+  const { warn } = sources;
+  if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data, warn));
   const fromEnv = envLayer(sources.env);
   const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
   layers.push(checkLayer(`the environment (${names})`, fromEnv));
-  if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
-  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello));
+  if (sources.flags) layers.push(checkLayer("the command line", sources.flags, warn));
+  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello, warn));
   return ConfigSchema.parse(mergeLayers(...layers));
 }
 
