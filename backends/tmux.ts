@@ -35,22 +35,11 @@ import {
   validateSessionId,
   validateTarget,
 } from "../lib/validate.ts";
-import {
-  classifyFailure,
-  commandLine,
-  createTmuxCommand,
-  redactArgs,
-  tmuxError,
-} from "./tmux/_command.ts";
-import { type AddedPane, planLayout } from "./tmux/_layout.ts";
-import {
-  layoutGuard,
-  openCommands,
-  type OpenSpec,
-  parseOpenOutput,
-  sessionListing,
-} from "./tmux/_open.ts";
-import { isMarked, planPlacement, type SessionView } from "./tmux/_place.ts";
+import { ANCHOR_HINT, createAnchor } from "./tmux/_anchor.ts";
+import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./tmux/_command.ts";
+import { planLayout } from "./tmux/_layout.ts";
+import { layoutGuard, parseOpenOutput, sessionListing } from "./tmux/_open.ts";
+import { isMarked } from "./tmux/_place.ts";
 import {
   escapeFormat,
   PANE_FORMAT,
@@ -59,6 +48,7 @@ import {
   parsePaneRows,
   parseTmuxVersion,
 } from "./tmux/_parse.ts";
+import { OPEN_ATTEMPTS, openPane } from "./tmux/_spawn.ts";
 
 /** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
 export const TMUX_MIN_VERSION = "3.0.0";
@@ -108,13 +98,6 @@ function toInfo(row: PaneRow): PaneInfo {
   return info;
 }
 
-/** What to do when the anchor cannot be found. */
-const ANCHOR_HINT =
-  "Run muxbridge in the tmux pane it should open panes next to, or set tmux.target to a live pane";
-
-/** How often one open or layout re-decides after the session changed under it. */
-const OPEN_ATTEMPTS = 4;
-
 /** What a guarded layout step prints when its window changed since the listing. */
 const STALE = "muxbridge-stale";
 
@@ -156,173 +139,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
 export function createTmuxBackend(deps: BackendDeps): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
   const tmux = createTmuxCommand(deps);
-  let resolvedAnchor: { ref: string; paneId: string } | undefined;
-
-  /**
-   * The anchor as configured: `tmux.target`, else `$TMUX_PANE` when muxbridge talks to the
-   * server it runs inside (a pane id of another server would name an unrelated pane).
-   */
-  const anchorRef = (): string => {
-    const { target, socket_name, socket_path } = deps.config.tmux;
-    if (target) return validateTarget("tmux.target", target);
-    const sameServer = !socket_name && (!socket_path || socket_path === layer?.socket);
-    if (layer?.paneId && sameServer) return validateTarget("TMUX_PANE", layer.paneId);
-    throw new MuxError("no_backend", "Cannot place panes: no tmux pane to open them next to", {
-      hint: layer?.paneId
-        ? "Set tmux.target to a pane of the server tmux.socket_name/socket_path names"
-        : "Run inside tmux or set tmux.target",
-    });
-  };
-
-  /** The anchor pane id; a window or session target resolves to its active pane, once. */
-  const resolveAnchor = async (signal?: AbortSignal): Promise<string> => {
-    const ref = anchorRef();
-    if (PANE_ID.test(ref)) return ref;
-    if (resolvedAnchor?.ref === ref) return resolvedAnchor.paneId;
-    const result = await tmux.run([["list-panes", "-t", ref, "-F", PANE_FORMAT]], signal);
-    const err = result.code === 0 ? undefined : tmuxError(`use tmux.target "${ref}"`, result);
-    if (err && err.code !== "pane_not_found") throw err;
-    const rows = err ? [] : parsePaneRows(result.stdout);
-    const pane = rows.find((r) => r.active) ?? rows[0];
-    if (!pane) {
-      throw new MuxError("pane_not_found", `Cannot find tmux.target "${ref}"`, {
-        cause: err,
-        hint: ANCHOR_HINT,
-      });
-    }
-    resolvedAnchor = { ref, paneId: pane.paneId };
-    return pane.paneId;
-  };
-
-  /**
-   * The last listing of the anchor's session. Every call that changes panes ends with a fresh
-   * one (see `tmux/_open.ts`), so the next open decides without a call of its own; a decision
-   * made on a listing that is no longer true is refused by tmux (the guard), never acted on.
-   */
-  let view: SessionView | undefined;
-
-  /** Reads a listing of `anchor`'s session into the view; undefined without its anchor row. */
-  const viewOf = (anchor: string, listing: string): SessionView | undefined => {
-    const rows = parsePaneRows(listing);
-    const anchorRow = rows.find((r) => r.paneId === anchor);
-    view = anchorRow ? { anchor, rows, anchorRow } : undefined;
-    return view;
-  };
-
-  /** The anchor's pane id when it is known without asking tmux, else undefined. */
-  const knownAnchor = (): string | undefined => {
-    try {
-      const ref = anchorRef();
-      if (PANE_ID.test(ref)) return ref;
-      return resolvedAnchor?.ref === ref ? resolvedAnchor.paneId : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-
-  /** Every pane of the anchor's session, and the anchor's own row (one call). */
-  const anchorSession = async (signal?: AbortSignal): Promise<SessionView> => {
-    const anchor = await resolveAnchor(signal);
-    const result = await tmux.run([sessionListing(anchor)], signal);
-    const err = result.code === 0 ? undefined : tmuxError(`use anchor "${anchor}"`, result);
-    if (err && err.code !== "pane_not_found") throw err;
-    const listed = err ? undefined : viewOf(anchor, result.stdout);
-    if (!listed) {
-      resolvedAnchor = undefined;
-      view = undefined;
-      throw new MuxError("pane_not_found", `Cannot find anchor pane "${anchor}"`, {
-        cause: err,
-        hint: ANCHOR_HINT,
-      });
-    }
-    return listed;
-  };
-
-  /**
-   * Opens a pane in one tmux call: placement decided on the last listing, then split (or new
-   * window), ownership marks, title and layout in one command list, which ends with a fresh
-   * listing. When the listing was out of date tmux runs nothing but the listing, and the
-   * placement is decided again on it; "no space" moves on to the next place.
-   */
-  const open = async (
-    spec: Omit<OpenSpec, "anchor" | "layout">,
-    shownFlags: readonly string[],
-    check: { sessionId: string; owner: string },
-    signal?: AbortSignal,
-  ): Promise<{ paneId: string; pid: number; arranged: boolean }> => {
-    const anchor = await resolveAnchor(signal);
-    const full = new Set<string>();
-    let current = view?.anchor === anchor ? view : undefined;
-    for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
-      current ??= await anchorSession(signal);
-      const placement = planPlacement(current, deps.config.placement, full);
-      const rows = current.rows;
-      const layout = placement.kind === "split" && !placement.overflow
-        ? (added: AddedPane) =>
-          planLayout({
-            rows,
-            anchor,
-            owned: new Set(rows.filter(isMarked).map((r) => r.paneId)),
-            layout: deps.config.layout,
-            mainPaneSize: deps.config.main_pane_size,
-            added,
-            anchorWindowOnly: true,
-          }).commands
-        : placement.kind === "split"
-        ? () => [["select-layout", "-t", placement.target.windowId, "tiled"]]
-        : undefined;
-      const full_ = { ...spec, anchor, ...(layout ? { layout } : {}) };
-      const commands = openCommands(placement, full_);
-      const shown = openCommands(placement, { ...full_, paneFlags: shownFlags });
-      const result = await tmux.run(commands, signal, {
-        secret: spec.paneFlags.includes("-e"),
-        shown,
-      });
-      const out = parseOpenOutput(result.stdout);
-      current = out.listing === undefined ? undefined : viewOf(anchor, out.listing);
-      if (out.spawned) {
-        if (result.code === 0) return { ...out.spawned, arranged: true };
-        // Something after the split failed. A pane carrying its marks is muxbridge's and open
-        // (the layout is what failed); an unmarked one would never be recognised: kill it.
-        const row = current?.rows.find((r) => r.paneId === out.spawned!.paneId);
-        if (row?.session === check.sessionId && row.owner === check.owner) {
-          deps.log.warn(`tmux: pane ${row.paneId} opened, but: ${result.stderr.trim()}`);
-          return { ...out.spawned, arranged: false };
-        }
-        await tmux.run([["kill-pane", "-t", out.spawned.paneId]]).catch(() => {});
-        view = undefined;
-        throw tmuxError(`mark new pane "${out.spawned.paneId}"`, result);
-      }
-      if (result.code === 0) continue; // the listing was out of date: decide again on the new one
-      const failure = classifyFailure(result.stderr);
-      if (failure === "no_space" && placement.kind === "split") {
-        full.add(placement.target.windowId);
-        continue;
-      }
-      // The split pane went away, or the window index was taken: decide again.
-      if (failure === "not_found" || failure === "conflict") continue;
-      if (failure === "no_space") {
-        throw new MuxError(
-          "no_space",
-          "Cannot open a pane: tmux has no room even in a new window",
-          {
-            hint: "Close some panes or enlarge the terminal",
-          },
-        );
-      }
-      throw tmuxError(
-        placement.kind === "split"
-          ? `open a pane next to "${placement.target.paneId}"`
-          : "open an overflow window",
-        result,
-      );
-    }
-    throw new MuxError(
-      "command_failed",
-      `Cannot open a pane: the tmux session changed under ${OPEN_ATTEMPTS} attempts in a row`,
-      { hint: "Try again once the panes of the session settle" },
-    );
-  };
+  const anchor = createAnchor(deps, tmux);
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
     const sessionId = validateSessionId(req.sessionId);
@@ -333,7 +150,8 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     const env = envFlags(req.env);
     // -c is format-expanded, hence escaped (see escapeFormat).
     const dir = ["-c", escapeFormat(cwd)];
-    const { paneId, pid, arranged } = await open(
+    const { paneId, pid, arranged } = await openPane(
+      { deps, tmux, anchor },
       {
         paneFlags: [...dir, ...env],
         command: ["--", ...program],
@@ -376,20 +194,20 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         hint: "The main pane size is a percentage from 1 to 99",
       });
     }
-    const anchor = await resolveAnchor(signal);
-    let current = view?.anchor === anchor ? view : undefined;
+    const at = await anchor.resolve(signal);
+    let current = anchor.cached(at);
     let now = false; // `current` was listed by this call, not kept from an earlier one
     for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
       if (!current) {
-        current = await anchorSession(signal);
+        current = await anchor.list(signal);
         now = true;
       }
       const { rows } = current;
       const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
-      owned.delete(anchor);
+      owned.delete(at);
       const plan = planLayout({
         rows,
-        anchor,
+        anchor: at,
         owned,
         layout: req.layout,
         mainPaneSize: req.mainPaneSize,
@@ -413,11 +231,11 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         commandLine(step.commands),
         commandLine([["display-message", "-p", STALE]]),
       ]);
-      const result = await tmux.run([...guarded, sessionListing(anchor)], signal);
+      const result = await tmux.run([...guarded, sessionListing(at)], signal);
       const out = parseOpenOutput(result.stdout.replaceAll(`${STALE}\n`, ""));
-      current = out.listing === undefined ? undefined : viewOf(anchor, out.listing);
+      current = anchor.absorb(at, out.listing);
       now = current !== undefined;
-      if (result.code !== 0) throw tmuxError(`arrange the panes next to "${anchor}"`, result);
+      if (result.code !== 0) throw tmuxError(`arrange the panes next to "${at}"`, result);
       if (!result.stdout.includes(STALE)) return { applied: true, detail };
     }
     throw new MuxError(
@@ -479,8 +297,8 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       checks.push(failedCheck("tmux server", err));
     }
     try {
-      const { anchor } = await anchorSession(signal);
-      checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${anchor}` });
+      const { anchor: at } = await anchor.list(signal);
+      checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${at}` });
     } catch (err) {
       checks.push(failedCheck("tmux anchor", err, ANCHOR_HINT));
     }
@@ -501,19 +319,18 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     async kill(paneId, signal) {
       const id = paneIdArg(paneId);
       const action = `close pane "${id}"`;
-      const anchor = knownAnchor();
-      if (anchor !== undefined) {
+      const at = anchor.known();
+      if (at !== undefined) {
         // The kill and a listing of the session in one call; the kill sits in a block, a command
         // group of its own, so the listing runs even when the pane had already gone and the
         // next open decides on what is there now. kill-pane removes the pane before it returns
         // (`server_kill_pane`, tmux 3.3a `server-fn.c`): exit 0 means it is gone.
         const result = await tmux.run(
-          [["if-shell", "-F", "1", commandLine([["kill-pane", "-t", id]])], sessionListing(anchor)],
+          [["if-shell", "-F", "1", commandLine([["kill-pane", "-t", id]])], sessionListing(at)],
           signal,
         );
         const { listing } = parseOpenOutput(result.stdout);
-        if (listing === undefined) view = undefined;
-        else viewOf(anchor, listing);
+        anchor.absorb(at, listing);
         if (result.code === 0) return;
         if (listing !== undefined) throw tmuxError(action, result);
         // No listing (the anchor went away): whether the kill ran is unknown, so kill alone.
