@@ -152,9 +152,6 @@ export const ConfigSchema = z.strictObject({
   poll_interval_ms: z.number().int().min(100).max(600_000).default(2000).describe(
     "Status polling interval while children are tracked",
   ),
-  idle_confirmations: z.number().int().min(0).max(10).default(1).describe(
-    "Status polls that must see a child idle (or absent) after its idle signal before its pane closes; a busy poll cancels the close, and the close never waits past idle_close_delay_ms + 2 × poll_interval_ms",
-  ),
   readiness_timeout_ms: z.number().int().min(0).max(120_000).default(5000).describe(
     "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped)",
   ),
@@ -192,6 +189,8 @@ export type ConfigLayer = Record<string, unknown>;
 export const REMOVED_KEYS: Readonly<Record<string, string>> = {
   "tmux.control_mode":
     "tmux control mode was removed: one tmux process per pane operation was faster and never crashed tmux 3.3a",
+  idle_confirmations:
+    "an idle close no longer waits for status polls: one status read when idle_close_delay_ms ends confirms it",
 };
 
 /**

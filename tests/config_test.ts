@@ -203,6 +203,13 @@ Deno.test("resolveConfig() drops a removed key with a warning naming it and the 
     /^Ignoring the key "tmux\.control_mode" from \/home\/u\/.+: .+delete it/,
   );
   assert.match(warnings[1], /from bridge\.hello/);
+  const top: string[] = [];
+  resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { idle_confirmations: 2 } },
+    warn: (m) => top.push(m),
+  });
+  assert.match(top.join(), /^Ignoring the key "idle_confirmations" from /);
   // Without a listener the key is still dropped, never an error.
   assert.equal(
     resolveConfig({ env: noEnv, hello: { tmux: { control_mode: true } } }).tmux.bin,
