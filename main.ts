@@ -13,7 +13,7 @@ import type { BackendFactory } from "./lib/backend.ts";
 import { parseInvocation } from "./lib/cli/cli.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
 import type { CliDeps } from "./lib/cli/commands/_command.ts";
-import { COMMANDS } from "./lib/cli/commands/mod.ts";
+import { loadCommands } from "./lib/cli/commands/load.ts";
 import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
 import { createRunner } from "./lib/sys/exec.ts";
 import type { BackendName } from "./lib/identity.ts";
@@ -51,7 +51,7 @@ function readText(path: string): string | null {
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseInvocation(argv, COMMANDS);
+    parsed = parseInvocation(argv, await loadCommands(argv));
   } catch (err) {
     return fail(err);
   }

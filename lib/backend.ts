@@ -428,5 +428,5 @@ export interface Backend {
   dispose?(): Promise<void>;
 }
 
-/** Builds a backend. */
-export type BackendFactory = (deps: BackendDeps) => Backend;
+/** Builds a backend; it may load the backend's code first (the registry loads it on demand). */
+export type BackendFactory = (deps: BackendDeps) => Backend | Promise<Backend>;
