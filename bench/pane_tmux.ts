@@ -10,7 +10,8 @@
  * - bare life: `split-window` then `kill-pane`, two processes;
  * - muxbridge life: `backend.spawn` and `closePane` with the program recorded as the bridge
  *   records it (interrupt, wait for the program, one call that kills and lists), with a program
- *   that exits on Ctrl+C at once.
+ *   that exits on Ctrl+C at once. Between open and close, both lives wait (untimed) until the
+ *   pane's program runs.
  *
  * A pane opened by an "open" variant is closed after the measurement (not timed), by the same
  * side: muxbridge's through `backend.kill`, as its closes always go.
@@ -22,7 +23,7 @@
 
 import { createTmuxBackend } from "../backends/tmux.ts";
 import type { Backend } from "../lib/backend.ts";
-import { createRealClock } from "../lib/sys/clock.ts";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";
 import { silentLogger } from "../lib/sys/log.ts";
@@ -128,10 +129,28 @@ export async function benchPane(n = 30): Promise<Row[]> {
     await backend.probe();
     const forks = { open: 0, life: 0 };
     const tally = { killed: 0, errors: [] as string[] };
+    /**
+     * Waits (not timed) until a pane's program runs `sleep`: a Ctrl+C sent before the program
+     * has its terminal is lost, which only a close right after the open meets (real panes close
+     * seconds after they open), and the close would then wait out its grace period.
+     */
+    const started = async (pid: number) => {
+      const comm = () => {
+        try {
+          return Deno.readTextFileSync(`/proc/${pid}/comm`).trim();
+        } catch {
+          return "";
+        }
+      };
+      await waitFor(clock, () => comm() === "sleep", { deadline: clock.now() + 5000 });
+    };
     const lifeOf = (b: Backend, c: { forks: number }, key: "life"): Timed => async () => {
       const before = c.forks;
       const start = performance.now();
       const { paneId, pid } = await b.spawn(request(server.dir));
+      let took = performance.now() - start;
+      if (pid !== undefined) await started(pid);
+      const closing = performance.now();
       try {
         const r = await closePane(b, paneId, {
           graceMs: 250,
@@ -143,7 +162,7 @@ export async function benchPane(n = 30): Promise<Row[]> {
       } catch (err) {
         tally.errors.push((err as Error).message);
       }
-      const took = performance.now() - start;
+      took += performance.now() - closing;
       forks[key] += c.forks - before;
       return took;
     };
@@ -183,9 +202,13 @@ export async function benchPane(n = 30): Promise<Row[]> {
       }],
       ["bare life", async () => {
         const start = performance.now();
-        const pane = (await must(split("sleep", "100000"))).split(" ")[0];
+        const [pane, pid] = (await must(split("sleep", "100000"))).split(" ");
+        let took = performance.now() - start;
+        await started(Number(pid));
+        const closing = performance.now();
         await must(["kill-pane", "-t", pane]);
-        return performance.now() - start;
+        took += performance.now() - closing;
+        return took;
       }],
       ["muxbridge life", lifeOf(backend, counter, "life")],
     ];
