@@ -53,6 +53,14 @@ const summary = table(rows);
 console.log("Summary\n");
 console.log(summary);
 
+/** The README's rows: those with a goal or a baseline, and the baselines they are against. */
+function readmeRows(all: readonly Row[]): Row[] {
+  const against = new Set(all.map((r) => `${r.bench}\0${r.baseline}`));
+  return all.filter((r) =>
+    r.goal !== "" || r.baseline !== "" || against.has(`${r.bench}\0${r.value}`)
+  );
+}
+
 /** Replaces the text between `start` (a line starting so) and `end` in a file. */
 async function replaceBlock(file: URL, start: string, end: string, block: string): Promise<void> {
   let text = "";
@@ -105,7 +113,7 @@ if (write) {
       "",
       stamp,
       "",
-      table(rows.filter((r) => r.goal !== "" || r.baseline !== "")),
+      table(readmeRows(rows)),
       "",
       readmeEnd,
     ].join("\n"),
