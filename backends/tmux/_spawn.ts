@@ -10,6 +10,7 @@ import type { Anchor } from "./_anchor.ts";
 import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";
 import { type AddedPane, planLayout } from "./_layout.ts";
 import { openCommands, type OpenSpec, parseOpenOutput } from "./_open.ts";
+import { PANE_FORMAT, parsePaneRows } from "./_parse.ts";
 import { isMarked, planPlacement } from "./_place.ts";
 
 /** How often one open re-decides after the session changed under it before giving up. */
@@ -71,8 +72,19 @@ export async function openPane(
     if (out.spawned) {
       if (result.code === 0) return { ...out.spawned, arranged: true };
       // Something after the split failed. A pane carrying its marks is muxbridge's and open
-      // (the layout is what failed); an unmarked one would never be recognised: kill it.
-      const row = current?.rows.find((r) => r.paneId === out.spawned!.paneId);
+      // (the layout or the listing is what failed); an unmarked one would never be recognised:
+      // kill it. Without a listing (the anchor went away), the pane itself is asked.
+      const { paneId } = out.spawned;
+      const row = out.listing !== undefined
+        ? current?.rows.find((r) => r.paneId === paneId)
+        : await tmux.run([["list-panes", "-t", paneId, "-F", PANE_FORMAT]], signal)
+          .then((r) => (r.code === 0
+            ? parsePaneRows(r.stdout).find((x) =>
+              x.paneId === paneId
+            )
+            : undefined)
+          )
+          .catch(() => undefined);
       if (row?.session === check.sessionId && row.owner === check.owner) {
         deps.log.warn(`tmux: pane ${row.paneId} opened, but: ${result.stderr.trim()}`);
         return { ...out.spawned, arranged: false };

@@ -9,6 +9,7 @@ import { createTmuxBackend } from "../../backends/tmux.ts";
 import { layoutGuard, unchangedGuard } from "../../backends/tmux/_open.ts";
 import { PANE_FORMAT, type PaneRow, parsePaneRows } from "../../backends/tmux/_parse.ts";
 import { resolveConfig } from "../../lib/config.ts";
+import { isMuxError } from "../../lib/sys/errors.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -21,7 +22,7 @@ const processes = createProcesses();
 const SLEEP = ["sleep", "100000"];
 
 /** A backend on the server that records every tmux call it makes. */
-function counted(server: TmuxServer) {
+function counted(server: TmuxServer, flags: Record<string, unknown> = {}) {
   const calls: Array<{ argv: readonly string[]; stdin?: string }> = [];
   const run: Runner = (argv, opts) => {
     calls.push({ argv, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
@@ -33,7 +34,7 @@ function counted(server: TmuxServer) {
     clock,
     config: resolveConfig({
       env: () => undefined,
-      flags: { tmux: { socket_name: server.socketName, target: server.anchorPane } },
+      flags: { tmux: { socket_name: server.socketName, target: server.anchorPane }, ...flags },
     }),
     identity: { backend: null, layers: [], harness: { name: null } },
     log: silentLogger,
@@ -139,5 +140,25 @@ Deno.test("tmux closePane() of a recorded program costs the interrupt and one ca
     // The close's call listed the session after the kill: the next open needs no listing.
     await backend.spawn(request("ses_next"));
     assert.equal(calls.length - before, 3);
+  });
+});
+
+Deno.test("tmux spawn() keeps a pane it opened and marked when only the listing after it fails", async () => {
+  await withServer(async (server) => {
+    const { backend } = counted(server, { placement: "window" });
+    await backend.spawn(request("ses_w1")); // a new overflow window
+    await backend.spawn(request("ses_w2")); // split in it, decided on the kept listing
+    // The anchor goes (the user closed OpenCode's pane); the overflow window is unchanged, so
+    // the next split passes its guard, and the listing of the anchor's session after it fails.
+    await server.tmux(["kill-pane", "-t", server.anchorPane]);
+    const opened = await backend.spawn(request("ses_w3"));
+    const row = (await rows(server)).find((r) => r.paneId === opened.paneId);
+    assert.equal(row?.session, "ses_w3", "the pane stays, marked");
+    assert.equal(opened.arranged, false);
+    // The next open has no anchor and says so.
+    await assert.rejects(
+      backend.spawn(request("ses_w4")),
+      (err: unknown) => isMuxError(err, "pane_not_found"),
+    );
   });
 });
