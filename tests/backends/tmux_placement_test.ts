@@ -66,12 +66,18 @@ const row = (fields: Record<string, string>) => {
  * A backend whose tmux answers from a fake: the anchor listing, then each open call (a guarded
  * split, or a new window) with its own answer, the listing always printed after it.
  */
-function backendOn(anchorRow: string, splitAnswer?: { code: number; stderr: string }) {
+function backendOn(
+  anchorRow: string,
+  splitAnswer?: { code: number; stderr: string; stdout?: string },
+) {
   const fake = createFakeRunner();
   const prefix = ["tmux", "-L", "s"];
   fake.on([...prefix, "list-panes", "-s", "-t", "%0", "-F", PANE_FORMAT], { stdout: anchorRow });
   if (splitAnswer) {
-    fake.onPrefix([...prefix, "if-shell", "-F", "-t"], { ...splitAnswer, stdout: anchorRow });
+    fake.onPrefix([...prefix, "if-shell", "-F", "-t"], {
+      ...splitAnswer,
+      stdout: `${splitAnswer.stdout ?? ""}${anchorRow}`,
+    });
   }
   fake.onPrefix([...prefix, "if-shell", "-F", "1"], {
     code: 1,
@@ -123,4 +129,19 @@ Deno.test("tmux spawn() does not split an anchor too narrow for two usable panes
   const { fake, backend } = backendOn(row({}));
   await assert.rejects(backend.spawn(request), (err: unknown) => isMuxError(err, "no_space"));
   assert.deepEqual(verbs(fake), ["list-panes", "if-shell new-window"]);
+});
+
+Deno.test("tmux spawn() kills a pane whose marks failed in the middle of the call, and reports it", async () => {
+  const wide = row({ pane_width: "120", window_width: "120", window_layout: "c0de,120x10,0,0,0" });
+  const { fake, backend } = backendOn(wide, {
+    code: 1,
+    stdout: "%7 4242\n", // the split ran and printed its pane; the listing shows it unmarked
+    stderr: "something failed after the split\n",
+  });
+  fake.on(["tmux", "-L", "s", "kill-pane", "-t", "%7"], { stdout: "" });
+  await assert.rejects(
+    backend.spawn(request),
+    (err: unknown) => isMuxError(err, "command_failed") && /mark new pane "%7"/.test(err.message),
+  );
+  assert.deepEqual(verbs(fake), ["list-panes", "if-shell split-window", "kill-pane"]);
 });
