@@ -10,9 +10,9 @@ import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
-import { parseInvocation } from "./lib/cli/cli.ts";
+import { commandNamed, parseInvocation } from "./lib/cli/cli.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
-import type { CliDeps } from "./lib/cli/commands/_command.ts";
+import type { CliDeps, Command } from "./lib/cli/commands/_command.ts";
 import { loadCommands } from "./lib/cli/commands/load.ts";
 import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
 import { createRunner } from "./lib/sys/exec.ts";
@@ -49,11 +49,12 @@ function readText(path: string): string | null {
 }
 
 async function main(argv: string[]): Promise<number> {
+  const commands = await loadCommands(argv);
   let parsed;
   try {
-    parsed = parseInvocation(argv, await loadCommands(argv));
+    parsed = parseInvocation(argv, commands);
   } catch (err) {
-    return fail(err);
+    return fail(err, commandNamed(argv, commands));
   }
   if (parsed.kind === "help") {
     process.stdout.write(parsed.text);
@@ -66,7 +67,17 @@ async function main(argv: string[]): Promise<number> {
     global.logFile ? fileSink(global.logFile) : stderrSink,
   );
   const abort = new AbortController();
-  if (command.name !== "bridge") process.on("SIGINT", () => abort.abort());
+  let stdoutGone = false;
+  if (command.name !== "bridge") {
+    process.on("SIGINT", () => abort.abort());
+    // A reader that went away (`muxbridge demo | head -3`) stops the command as Ctrl+C does, so
+    // that it still cleans up (an unhandled EPIPE would end the process on the spot).
+    process.stdout.on("error", (err: Error & { code?: string }) => {
+      if (err.code !== "EPIPE") throw err;
+      stdoutGone = true;
+      abort.abort();
+    });
+  }
   const factories: Partial<Record<BackendName, BackendFactory>> = {};
   for (const [name, row] of Object.entries(BACKENDS)) {
     if (row) factories[name as BackendName] = row.create;
@@ -78,7 +89,9 @@ async function main(argv: string[]): Promise<number> {
     processes: createProcesses(),
     fetch: (input, init) => fetch(input, init),
     readText,
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => {
+      if (!stdoutGone) process.stdout.write(text);
+    },
     log,
     cwd: process.cwd(),
     version: VERSION,
@@ -92,19 +105,29 @@ async function main(argv: string[]): Promise<number> {
     if (global.json && result.json !== undefined) {
       deps.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
     } else if (result.text) deps.stdout(result.text);
+    if (result.exitCode && result.failure) process.stderr.write(`muxbridge: ${result.failure}\n`);
     return result.exitCode ?? 0;
   } catch (err) {
-    if (abort.signal.aborted && !isMuxError(err)) {
-      return fail(new MuxError("interrupted", "Interrupted"));
+    // Ctrl+C is 130 whatever the command was doing when it gave up.
+    if (abort.signal.aborted) {
+      const why = stdoutGone
+        ? new MuxError("interrupted", "Interrupted: nothing reads stdout any more")
+        : isMuxError(err, "interrupted")
+        ? err
+        : new MuxError("interrupted", "Interrupted");
+      return fail(why, command);
     }
-    return fail(err);
+    return fail(err, command);
   }
 }
 
-function fail(err: unknown): number {
+/** Reports a failure: one stderr line, the command's own stdout form, the exit code. */
+function fail(err: unknown, command?: Command): number {
   if (err instanceof MuxError) {
     // One line that says what went wrong and what to do (contract).
     process.stderr.write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
+    const out = command?.failureOutput?.(err);
+    if (out) process.stdout.write(out);
     return exitCodeFor(err.code);
   }
   process.stderr.write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);

@@ -3,14 +3,14 @@
  * the surface muxbridge runs in, its program typed into the new terminal's shell.
  *
  * cmux has closed a *different* live surface and exited 0 when `close-surface` got a ref it could
- * not resolve (issue #9410, still in 0.64.20; research §4.7). So this backend only ever names
+ * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever names
  * surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the surface
  * it runs in, re-lists the workspace right before closing (an unlisted surface is never passed to
  * close-surface), and lists it again afterwards: if any other surface vanished or the receipt
  * names another surface, the close fails loudly (`close_unverified`, logged as an error).
  *
- * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. Evidence is
- * `/work/shared/research/backends.md` §4 ("research §4.x").
+ * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. The facts it
+ * relies on, with the upstream source they come from, are in `docs/backends/cmux.md` (cited "§N").
  *
  * @module
  */
@@ -57,7 +57,7 @@ import { typedCommand } from "./cmux/_typed.ts";
 export { CMUX_MIN_VERSION };
 
 const CAPABILITIES: Capabilities = {
-  // No named layouts on the CLI (research §4.6): surfaces stay where new-split puts them.
+  // No named layouts on the CLI (docs/backends/cmux.md §8): surfaces stay where new-split puts them.
   layout: false,
   title: true,
   // No per-surface environment flag: anything passed would have to be typed into the terminal,
@@ -66,6 +66,11 @@ const CAPABILITIES: Capabilities = {
   // No place on a surface for muxbridge's marks (the title is the session's own).
   marks: false,
   focusSafe: true,
+  // Nothing muxbridge can set on a surface at creation shows in `tree` (no environment, no
+  // command, no user data): a split whose answer is unusable is cleaned up at once by comparing
+  // the workspace before and after; one answering after the timeout is not found
+  // (docs/backends/cmux.md).
+  spawnToken: false,
 };
 
 /** cmux's version gate (the oldest supported: {@linkcode CMUX_MIN_VERSION}). */
@@ -167,7 +172,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
   /** Version gate and the optional new-split flags, once per backend (a failure is retried). */
   const ensure = keepSuccess(async (signal?: AbortSignal) => {
     const { version, text } = await readVersion(signal);
-    // `<command> --help` works without a socket (research §4.3).
+    // `<command> --help` works without a socket (docs/backends/cmux.md §3).
     const help = await cmux.bare(["new-split", "--help"], signal);
     const features = parseSplitHelp(help.code === 0 ? `${help.stdout}\n${help.stderr}` : "");
     return { version, text, features };
@@ -206,7 +211,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     }
     const { features } = await ensure(req.signal);
     const { workspace, caller } = context();
-    if (!locate(await tree(req.signal), caller)) {
+    const before = await tree(req.signal);
+    if (!locate(before, caller)) {
       throw new MuxError(
         "pane_not_found",
         `Cannot find the surface muxbridge runs in (${caller})`,
@@ -231,9 +237,24 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     if (features.cwd) args.push("--cwd", cwd);
     if (features.title && titleOk) args.push("--title", title);
     if (features.command) args.push("--command", text);
-    const { surfaceId } = parseSplit(
-      await cmux.must(`open a surface next to ${caller}`, args, true, req.signal),
-    );
+    const stdout = await cmux.must(`open a surface next to ${caller}`, args, true, req.signal);
+    let split;
+    try {
+      split = parseSplit(stdout);
+    } catch (err) {
+      // cmux exited 0: the split was made, its answer is unreadable. Leave nothing behind.
+      await closeLeftover(workspace, before, "its answer was unreadable");
+      throw err;
+    }
+    if (split.surfaceId === null) {
+      await closeLeftover(workspace, before, "cmux named no surface for it");
+      throw new MuxError(
+        "unsupported",
+        "Cannot use the split cmux made: its answer names no surface (surface_id null, as in a remote tmux workspace)",
+        { hint: "Run OpenCode in a local cmux workspace" },
+      );
+    }
+    const surfaceId = split.surfaceId;
     if (!features.command) {
       // Builds without new-split --command: start it in the new, empty terminal.
       try {
@@ -258,6 +279,33 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     return { paneId: surfaceId };
   };
 
+  /**
+   * Closes what a split made when its answer cannot be used: the one surface of the workspace,
+   * in a pane of its own, that was not there before. More than one such surface (the user split
+   * at the same moment) is never guessed at: logged for the user to close by hand.
+   */
+  const closeLeftover = async (workspace: string, before: CmuxWorkspace[], why: string) => {
+    try {
+      const was = before.find((w) => sameId(w.id, workspace))?.surfaces ?? [];
+      const now = (await tree()).find((w) => sameId(w.id, workspace))?.surfaces ?? [];
+      const fresh = now.filter((s) =>
+        !was.some((b) => sameId(b.id, s.id) || sameId(b.paneId, s.paneId))
+      );
+      if (fresh.length === 1) {
+        deps.log.warn(`cmux: closing surface ${fresh[0].id}, made by a split whose answer ${why}`);
+        await kill(fresh[0].id);
+      } else if (fresh.length > 1) {
+        deps.log.error(
+          `cmux: a split whose answer ${why} left one of ${
+            fresh.map((s) => s.id).join(", ")
+          }; not closing any (cannot tell which), close it by hand`,
+        );
+      }
+    } catch (err) {
+      deps.log.error(`cmux: cannot close what a split left: ${toMuxError(err).message}`);
+    }
+  };
+
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = surfaceArg(paneId);
     const found = locate(await tree(signal), id);
@@ -273,7 +321,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const id = surfaceArg(paneId);
     refuseCaller(id, "interrupt");
     // Builds before PR #2150 sent keys for an unresolvable surface to the focused one
-    // (research §4.7): only ever name a surface that is listed right now.
+    // (docs/backends/cmux.md §5): only ever name a surface that is listed right now.
     const found = locate(await tree(signal), id);
     if (!found) throw new MuxError("pane_not_found", `Cannot interrupt surface ${id}: it is gone`);
     await cmux.must(
@@ -434,6 +482,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
+    // No token reaches a cmux surface (see CAPABILITIES).
+    findSpawned: () => Promise.resolve([]),
     interrupt,
     kill,
     setTitle,

@@ -64,22 +64,35 @@ import {
 } from "../lib/sys/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
 import { HERDR_MIN_VERSION as MIN_VERSION } from "./herdr/_version.ts";
+import { ENVIRON_READABLE, processEnviron } from "../lib/sys/processes.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../lib/spawn_token.ts";
+
+/** The token, checked (tokenMarker throws for anything else). */
+const checkToken = (token: string) => (tokenMarker(token), token);
 
 /** The oldest herdr muxbridge supports (see the module comment). */
 export const HERDR_MIN_VERSION: string = MIN_VERSION;
 
-const CAPABILITIES: Capabilities = {
+/** What herdr can do; `spawnToken` needs a readable process environment (see `findSpawned`). */
+const capabilitiesWith = (spawnToken: boolean): Capabilities => ({
   layout: false,
   title: true,
   env: true,
   marks: false,
   focusSafe: true,
-};
+  spawnToken,
+});
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
   /** The one-line Unix socket request. @default `unixRequest` (lib/sys/unix_request.ts) */
   unixRequest?: UnixRequester;
+  /**
+   * Reads a pane process's environment, where a lost spawn's token is found (herdr's pane
+   * listing shows no per-pane data muxbridge could set at creation).
+   * @default `processEnviron` (lib/sys/processes.ts; Linux only)
+   */
+  environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
 }
 
 /** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
@@ -91,6 +104,7 @@ const RESERVED_ENV = new Set([
   "HERDR_TAB_ID",
   "HERDR_PANE_ID",
   LAUNCH_VAR,
+  SPAWN_TOKEN_VAR,
 ]);
 
 /**
@@ -145,6 +159,8 @@ export function createHerdrBackend(
 ): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
   const api = createHerdrApi(deps, layer, options);
+  const environ = options.environ ?? processEnviron;
+  const capabilities = capabilitiesWith(options.environ !== undefined || ENVIRON_READABLE);
   const herdr = api.cli;
   const version = api.version;
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
@@ -217,7 +233,11 @@ export function createHerdrBackend(
           ...(target === undefined ? {} : { target }),
           direction,
           cwd,
-          env: { [LAUNCH_VAR]: launchCommand(req.argv, envFile) },
+          env: {
+            [LAUNCH_VAR]: launchCommand(req.argv, envFile),
+            // In the shell's environment from the split on, and the program's after `exec`.
+            ...(req.token === undefined ? {} : { [SPAWN_TOKEN_VAR]: checkToken(req.token) }),
+          },
         }, req.signal),
       );
     } catch (err) {
@@ -280,6 +300,23 @@ export function createHerdrBackend(
     const info: PaneInfo = { paneId: pane.pane_id, dead: false };
     if (pane.label !== undefined) info.title = pane.label;
     return info;
+  };
+
+  /**
+   * Panes whose process environment holds the token: every pane's shell pid (`pane
+   * process-info`), its environment read from the system. A pane whose pid herdr does not tell,
+   * or whose environment cannot be read, is not matched (never closed on a guess).
+   */
+  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> => {
+    if (!capabilities.spawnToken) return [];
+    const found: PaneInfo[] = [];
+    for (const pane of await listPanes(signal)) {
+      const pid = await shellPid(pane.pane_id, signal);
+      if (pid !== undefined && environ(pid)?.[SPAWN_TOKEN_VAR] === token) {
+        found.push({ paneId: pane.pane_id, dead: false, pid });
+      }
+    }
+    return found;
   };
 
   const applyLayout = (req: LayoutRequest): Promise<LayoutResult> => {
@@ -393,11 +430,12 @@ export function createHerdrBackend(
 
   return {
     name: "herdr",
-    capabilities: CAPABILITIES,
+    capabilities,
     probe,
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
+    findSpawned,
     async interrupt(paneId, signal) {
       const id = paneIdArg(paneId);
       // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.

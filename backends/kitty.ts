@@ -158,6 +158,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       anchor: anchorId,
       nextTo: atLeast(NEXT_TO_VERSION),
       marks: atLeast(USER_VARS_VERSION) ? { sessionId, owner } : undefined,
+      ...(req.token !== undefined ? { token: req.token } : {}),
     });
     let stdout: string;
     try {
@@ -207,6 +208,12 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       .filter((w) => marksOf(w).sessionId !== undefined)
       .map(toInfo);
   };
+
+  /** Windows whose environment holds the token (kitty reads it from the window's process). */
+  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> =>
+    (await list(signal)).flatMap((tab) => tab.windows)
+      .filter((w) => w.spawnToken === token)
+      .map(toInfo);
 
   const interrupt = async (paneId: string, signal?: AbortSignal) => {
     const id = windowArg(paneId);
@@ -397,12 +404,14 @@ export function createKittyBackend(deps: BackendDeps): Backend {
         env: true,
         marks: atLeast(USER_VARS_VERSION),
         focusSafe: true,
+        spawnToken: true,
       };
     },
     probe,
     spawn,
     inspect,
     listOwned,
+    findSpawned,
     interrupt,
     kill,
     setTitle,

@@ -29,6 +29,7 @@ import {
 import { isMuxError, MuxError } from "../lib/sys/errors.ts";
 import { describeArgv } from "../lib/sys/exec.ts";
 import { shArgv } from "../lib/sys/shell_quote.ts";
+import { tokenArgv, tokenMarker } from "../lib/spawn_token.ts";
 import {
   cleanTitle,
   validateDirectory,
@@ -42,6 +43,7 @@ import { layoutGuard, parseOpenOutput, sessionListing } from "./tmux/_open.ts";
 import { isMarked } from "./tmux/_place.ts";
 import {
   escapeFormat,
+  escapeTitle,
   PANE_FORMAT,
   PANE_ID,
   type PaneRow,
@@ -60,6 +62,10 @@ const CAPABILITIES: Capabilities = {
   marks: true,
   focusSafe: true,
   killVerifies: true,
+  // The token rides in the start command, which tmux keeps with the pane
+  // (`#{pane_start_command}`): `split-window -e` values reach only the program's environment,
+  // which no format shows (docs/backends/tmux.md).
+  spawnToken: true,
 };
 
 /** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
@@ -67,13 +73,18 @@ function paneIdArg(paneId: string): string {
   return checkPaneId(paneId, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
 }
 
-/** The program argv: several elements are exec'd by tmux without a shell (research §1.2). */
-function programArgv(argv: readonly string[]): string[] {
+/**
+ * The program argv: several elements are exec'd by tmux without a shell (research §1.2). With a
+ * spawn token the program starts through {@linkcode tokenArgv}, so the pane's start command
+ * carries the token from the moment tmux creates it.
+ */
+function programArgv(argv: readonly string[], token?: string): string[] {
   if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
     throw new MuxError("invalid_argument", `Cannot run ${describeArgv(argv)} in a pane`, {
       hint: "The pane command needs a program and no NUL characters",
     });
   }
+  if (token !== undefined) return tokenArgv(argv, token);
   // One element after `--` would go through the user's default-shell (research §1.2).
   return argv.length === 1 ? shArgv(argv) : [...argv];
 }
@@ -146,7 +157,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
-    const program = programArgv(req.argv);
+    const program = programArgv(req.argv, req.token);
     const env = envFlags(req.env);
     // -c is format-expanded, hence escaped (see escapeFormat).
     const dir = ["-c", escapeFormat(cwd)];
@@ -156,7 +167,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         paneFlags: [...dir, ...env],
         command: ["--", ...program],
         options: [["@muxbridge-session", sessionId], ["@muxbridge-owner", owner]],
-        title: escapeFormat(title),
+        title: escapeTitle(title),
       },
       [...dir, ...redactArgs(env)],
       { sessionId, owner },
@@ -186,6 +197,23 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       signal,
     );
     return parsePaneRows(stdout).filter(isMarked).map(toInfo);
+  };
+
+  /** Panes whose start command carries the token (`#{m:…}` matches it inside tmux). */
+  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> => {
+    const match = `#{m:*${tokenMarker(token)}*,#{pane_start_command}}`;
+    const stdout = await tmux.must(
+      "find the pane of a lost spawn",
+      [["list-panes", "-a", "-F", `#{pane_id}\t#{pane_dead}\t#{pane_pid}\t${match}`]],
+      signal,
+    );
+    return stdout.split("\n").flatMap((line) => {
+      const [paneId, dead, pid, matched] = line.split("\t");
+      if (matched !== "1" || !PANE_ID.test(paneId ?? "")) return [];
+      const info: PaneInfo = { paneId, dead: dead === "1" };
+      if (/^\d+$/.test(pid ?? "")) info.pid = Number(pid);
+      return [info];
+    });
   };
 
   const applyLayout = async (req: LayoutRequest, signal?: AbortSignal): Promise<LayoutResult> => {
@@ -312,6 +340,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     spawn,
     inspect,
     listOwned,
+    findSpawned,
     async interrupt(paneId, signal) {
       const id = paneIdArg(paneId);
       await tmux.must(`interrupt pane "${id}"`, [["send-keys", "-t", id, "C-c"]], signal);
@@ -341,7 +370,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       const id = paneIdArg(paneId);
       await tmux.must(
         `title pane "${id}"`,
-        [["select-pane", "-t", id, "-T", escapeFormat(cleanTitle(title))]],
+        [["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(title))]],
         signal,
       );
     },

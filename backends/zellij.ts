@@ -41,6 +41,7 @@ import {
 } from "../lib/backend.ts";
 import { MuxError } from "../lib/sys/errors.ts";
 import { describeArgv } from "../lib/sys/exec.ts";
+import { carriesToken, tokenArgv } from "../lib/spawn_token.ts";
 import {
   cleanTitle,
   validateDirectory,
@@ -134,6 +135,8 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     // Set once the version is known: `--no-focus` exists from 0.45.0; before, zellij focuses
     // every new pane and no flag prevents it.
     focusSafe: false,
+    // In the start command, which `list-panes --json` shows as `terminal_command`.
+    spawnToken: true,
   };
   /** Spawns run one at a time: each lists the panes before and after its own split. */
   let spawnQueue: Promise<unknown> = Promise.resolve();
@@ -225,7 +228,8 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
-    const program = programArgv(req.argv);
+    // With a token the pane's start command (zellij's `terminal_command`) carries it.
+    const program = tokenArgv(programArgv(req.argv), req.token);
     if (Object.keys(req.env).length > 0) {
       throw new MuxError(
         "auth_unsupported",
@@ -288,6 +292,11 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
     return pane ? { paneId: pane.paneId, dead: pane.dead, title: pane.title } : null;
   };
+
+  /** Terminal panes whose start command carries the token. */
+  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> =>
+    (await listPanes(signal)).filter((p) => carriesToken(p.command, token))
+      .map((p) => ({ paneId: p.paneId, dead: p.dead, title: p.title }));
 
   const applyLayout = (req: LayoutRequest): Promise<LayoutResult> => {
     const detail =
@@ -382,6 +391,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
+    findSpawned,
     async interrupt(paneId, signal) {
       const id = paneIdArg(paneId);
       await requirePane(id, "interrupt the pane", signal);

@@ -56,6 +56,14 @@ export interface Capabilities {
    * so a close need not ask again. @default false
    */
   killVerifies?: boolean;
+  /**
+   * Puts the spawn token ({@linkcode SpawnRequest.token}) on a new pane in the command that
+   * creates it, and finds the pane by it later ({@linkcode Backend.findSpawned}): a pane whose
+   * spawn answer was lost (a timeout, unreadable output, muxbridge killed mid-spawn) is found and
+   * closed whenever it shows up. Without it, only what `spawn` itself can tell apart right away
+   * is cleaned up (see the backend's document under `docs/backends/`).
+   */
+  spawnToken: boolean;
 }
 
 /** The binary and version a backend found. */
@@ -80,6 +88,13 @@ export interface SpawnRequest {
   env: Readonly<Record<string, string>>;
   /** The ownership mark: `<pid>:<start>` of the owning bridge, or `cli`. */
   owner: string;
+  /**
+   * A random token (`lib/session/lost_spawns.ts` `newSpawnToken`) the backend puts on the new
+   * pane in the very command that creates it, where it can (`capabilities.spawnToken`). The
+   * pending record written before the spawn holds it: that record, not the token, is what makes
+   * the pane muxbridge's.
+   */
+  token?: string;
   /** Aborts the spawn. */
   signal?: AbortSignal;
 }
@@ -414,6 +429,13 @@ export interface Backend {
   inspect(paneId: string, signal?: AbortSignal): Promise<PaneInfo | null>;
   /** Lists panes that carry muxbridge's ownership marks (empty where there are no marks). */
   listOwned(signal?: AbortSignal): Promise<PaneInfo[]>;
+  /**
+   * Lists the panes that carry a spawn token (see {@linkcode SpawnRequest.token}): the pane a
+   * spawn made although its answer was lost. Always empty without `capabilities.spawnToken`.
+   *
+   * @throws {MuxError} when the panes cannot be listed (the caller keeps its pending record).
+   */
+  findSpawned(token: string, signal?: AbortSignal): Promise<PaneInfo[]>;
   /** Sends the backend's interrupt (Ctrl+C) to the pane's program. */
   interrupt(paneId: string, signal?: AbortSignal): Promise<void>;
   /** Closes the pane at once. */

@@ -6,8 +6,10 @@
  * @module
  */
 
+import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
+import { refuseHelloKeys } from "./hello_forbidden.ts";
 import type { EnvLookup } from "./identity.ts";
 
 const ms = (def: number, max: number, what: string) =>
@@ -159,8 +161,11 @@ export const ConfigSchema = z.strictObject({
     "The most one multiplexer command may take before it is killed",
   ),
   close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
+  max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
+    "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",
+  ),
   state_dir: z.string().min(1).optional().describe(
-    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge)",
+    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge, else ~/.local/state/muxbridge); created 0700, refused when another user owns it or can write to it",
   ),
   log_level: z.enum(LOG_LEVELS).default("info").describe("Least severe log line written to stderr"),
   log_file: z.string().min(1).optional().describe("Write logs to this file instead of stderr"),
@@ -254,8 +259,26 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
       const keys = issue.keys.map((k) => JSON.stringify(path ? `${path}.${k}` : k)).join(", ");
       return `unknown key ${keys}`;
     }
-    return `key ${JSON.stringify(path || "(root)")}: ${issue.message}`;
+    return `key ${JSON.stringify(path || "(root)")}: ${problemOf(issue)}`;
   }).join("; ");
+}
+
+/** What is wrong with a value, in muxbridge's words rather than the schema library's. */
+function problemOf(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_value":
+      return `choose one of ${issue.values.map(String).join(", ")}`;
+    case "invalid_type":
+      return `expected ${issue.expected}`;
+    case "too_big":
+      return `the most is ${issue.maximum}`;
+    case "too_small":
+      return issue.origin === "string" && Number(issue.minimum) === 1
+        ? "it is empty"
+        : `the least is ${issue.minimum}`;
+    default:
+      return issue.message;
+  }
 }
 
 function checkLayer(
@@ -328,7 +351,8 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  *
  * @param sources The layers.
  * @returns The config with every default applied.
- * @throws {MuxError} `invalid_config`, naming the source and the key.
+ * @throws {MuxError} `invalid_config`, naming the source and the key (also for a hello key of
+ *   `HELLO_FORBIDDEN` of `hello_forbidden.ts`).
  *
  * @example
  * ```ts
@@ -340,12 +364,26 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
   const { warn } = sources;
-  if (sources.file) layers.push(checkLayer(sources.file.path, sources.file.data, warn));
-  const fromEnv = envLayer(sources.env);
-  const names = Object.keys(fromEnv).map((k) => ENV_VARS[k]).join(", ");
-  layers.push(checkLayer(`the environment (${names})`, fromEnv));
+  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data, warn));
+  // One variable at a time, so that an error blames only the variable that is wrong.
+  for (const [key, value] of Object.entries(envLayer(sources.env))) {
+    const result = ConfigSchema.safeParse({ [key]: value });
+    if (!result.success) {
+      throw new MuxError(
+        "invalid_config",
+        `Cannot use ${ENV_VARS[key]} ${JSON.stringify(value)}: ${
+          result.error.issues.map(problemOf).join("; ")
+        }`,
+        { hint: `Fix ${ENV_VARS[key]} or unset it` },
+      );
+    }
+    layers.push({ [key]: value });
+  }
   if (sources.flags) layers.push(checkLayer("the command line", sources.flags, warn));
-  if (sources.hello !== undefined) layers.push(checkLayer("bridge.hello", sources.hello, warn));
+  if (sources.hello !== undefined) {
+    refuseHelloKeys(sources.hello);
+    layers.push(checkLayer("bridge.hello", sources.hello, warn));
+  }
   return ConfigSchema.parse(mergeLayers(...layers));
 }
 
@@ -403,15 +441,36 @@ export function configJsonSchema(): Record<string, unknown> {
 
 /**
  * The state directory: config `state_dir`, else `$XDG_STATE_HOME/muxbridge`, else
- * `~/.local/state/muxbridge`. (`MUXBRIDGE_STATE_DIR` arrives through `state_dir`.)
+ * `~/.local/state/muxbridge`. (`MUXBRIDGE_STATE_DIR` arrives through `state_dir`.) `~` is
+ * `$HOME`, else the home directory of the account database (never a shared directory such as
+ * `/tmp`).
  *
  * @param config The config.
  * @param env The environment lookup.
+ * @param accountHome The account database's home directory. @default `os.userInfo().homedir`
  * @returns An absolute directory path.
+ * @throws {MuxError} `invalid_config` when no home directory can be found.
  */
-export function stateDir(config: Config, env: EnvLookup): string {
+export function stateDir(
+  config: Config,
+  env: EnvLookup,
+  accountHome: () => string = () => userInfo().homedir,
+): string {
   if (config.state_dir) return config.state_dir;
   const xdg = env("XDG_STATE_HOME");
   if (xdg) return `${xdg}/muxbridge`;
-  return `${env("HOME") ?? "/tmp"}/.local/state/muxbridge`;
+  let home = env("HOME");
+  if (!home) {
+    try {
+      home = accountHome();
+    } catch { /* no account entry */ }
+  }
+  if (!home || !/^(?:\/|[A-Za-z]:[\\/])/.test(home)) {
+    throw new MuxError(
+      "invalid_config",
+      "Cannot find a state directory: HOME is not set and the account has no home directory",
+      { hint: "Set MUXBRIDGE_STATE_DIR to a directory only you can write" },
+    );
+  }
+  return `${home}/.local/state/muxbridge`;
 }

@@ -18,6 +18,9 @@ export const MAX_TITLE = 60;
 /** The longest pane id or other target accepted. */
 export const MAX_TARGET = 256;
 
+/** The longest directory accepted, in UTF-16 units (PATH_MAX is 4096 bytes on Linux). */
+export const MAX_DIRECTORY = 4096;
+
 /** The contract's session id: `ses_` and 1–128 letters or digits. */
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
@@ -87,6 +90,37 @@ export function validateTarget(kind: string, value: string): string {
   return value;
 }
 
+/** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
+ * `w1:p3`, cmux surface UUIDs). */
+const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
+
+/**
+ * Checks a pane id given on the command line before anything is probed: a safe target
+ * ({@linkcode validateTarget}) made only of characters some backend's ids use. Whether it has the
+ * form of the backend in use is that backend's check.
+ *
+ * @param value The pane id.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` when no backend could have such an id.
+ *
+ * @example
+ * ```ts
+ * import { validatePaneId } from "./validate.ts";
+ * validatePaneId("w1:p3");
+ * ```
+ */
+export function validatePaneId(value: string): string {
+  validateTarget("pane id", value);
+  if (!PANE_ID_CHARS.test(value)) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use pane id ${JSON.stringify(cutForMessage(value))}: no multiplexer has such ids`,
+      { hint: 'A pane id has only letters, digits and "%_:.-", such as %3, 3 or w1:p3' },
+    );
+  }
+  return value;
+}
+
 /**
  * Checks text that will be typed into a pane or passed as free text: no control, format or
  * line-separator characters, no leading "-".
@@ -115,23 +149,33 @@ export function validateText(kind: string, text: string): string {
 }
 
 /**
- * Checks a directory a pane starts in: absolute, no unsafe characters.
+ * Checks a directory a pane starts in: absolute, at most {@linkcode MAX_DIRECTORY} long, no
+ * unsafe characters.
  *
  * @param dir The directory.
+ * @param kind What the value is, for messages: `--dir` when it came from that flag.
  * @returns The directory.
- * @throws {MuxError} `invalid_argument` when it is relative or unsafe.
+ * @throws {MuxError} `invalid_argument` when it is relative, too long or unsafe.
  */
-export function validateDirectory(dir: string): string {
+export function validateDirectory(dir: string, kind = "directory"): string {
+  if (dir.length > MAX_DIRECTORY) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use ${kind} ${
+        JSON.stringify(cutForMessage(dir))
+      }: it is longer than ${MAX_DIRECTORY} characters`,
+    );
+  }
   if (!dir.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(dir)) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use directory ${JSON.stringify(cutForMessage(dir))}: it is not absolute`,
+      `Cannot use ${kind} ${JSON.stringify(cutForMessage(dir))}: it is not absolute`,
     );
   }
   if (UNSAFE.test(dir)) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use directory ${
+      `Cannot use ${kind} ${
         JSON.stringify(cutForMessage(dir))
       }: it holds control or format characters`,
     );
@@ -139,21 +183,22 @@ export function validateDirectory(dir: string): string {
   return dir;
 }
 
-/** A server URL split from any credentials it carried. */
+/** A normalised server URL. */
 export interface ServerUrl {
-  /** The URL without credentials, query or trailing slash. */
+  /** The URL without query, fragment or trailing slash. */
   url: string;
-  /** Credentials that were embedded in the URL, if any. */
-  auth?: { username: string; password: string };
 }
 
 /**
- * Normalises an OpenCode server URL once: http or https, credentials moved out (they must never
- * reach a pane's argv), no trailing slash.
+ * Normalises an OpenCode server URL once: http or https, no trailing slash. A URL that carries
+ * credentials (`user:pass@`) is refused: credentials belong in the environment
+ * (`OPENCODE_SERVER_PASSWORD`), where no argv, log line or pane record can show them.
  *
  * @param raw The URL as given.
- * @returns The normalised URL and any credentials it held.
- * @throws {MuxError} `invalid_argument` when it is not an http(s) URL.
+ * @param kind What the value is, for messages: `--url` when it came from that flag.
+ * @returns The normalised URL.
+ * @throws {MuxError} `invalid_argument` when it is not an http(s) URL or carries credentials
+ *   (the message never repeats them).
  *
  * @example
  * ```ts
@@ -161,49 +206,51 @@ export interface ServerUrl {
  * normalizeServerUrl("http://127.0.0.1:4096/").url; // "http://127.0.0.1:4096"
  * ```
  */
-export function normalizeServerUrl(raw: string): ServerUrl {
+export function normalizeServerUrl(raw: string, kind = "server URL"): ServerUrl {
+  const shown = () => JSON.stringify(cutForMessage(redactUserinfo(raw)));
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: it is not a URL`, {
+      hint: "Pass the URL OpenCode listens on, such as http://127.0.0.1:4096",
+    });
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: not http or https`);
+  }
+  if (parsed.username || parsed.password) {
     throw new MuxError(
       "invalid_argument",
-      `Cannot use server URL ${
-        JSON.stringify(cutForMessage(redactUserinfo(raw)))
-      }: it is not a URL`,
+      `Cannot use ${kind} ${shown()}: it carries credentials (user:pass@)`,
       {
-        hint: "Pass the URL OpenCode listens on, such as http://127.0.0.1:4096",
+        hint:
+          "Remove them from the URL and set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME) instead",
       },
     );
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new MuxError(
-      "invalid_argument",
-      `Cannot use server URL ${
-        JSON.stringify(cutForMessage(redactUserinfo(raw)))
-      }: not http or https`,
-    );
-  }
-  const auth = parsed.username || parsed.password
-    ? {
-      username: decodeUserinfo(parsed.username) || "opencode",
-      password: decodeUserinfo(parsed.password),
-    }
-    : undefined;
-  parsed.username = "";
-  parsed.password = "";
   parsed.search = "";
   parsed.hash = "";
   const url = parsed.toString().replace(/\/+$/, "");
   if (UNSAFE.test(url)) {
-    throw new MuxError(
-      "invalid_argument",
-      `Cannot use server URL ${
-        JSON.stringify(cutForMessage(redactUserinfo(raw)))
-      }: unsafe characters`,
-    );
+    throw new MuxError("invalid_argument", `Cannot use ${kind} ${shown()}: unsafe characters`);
   }
-  return auth ? { url, auth } : { url };
+  return { url };
+}
+
+/**
+ * Tells whether text is a server URL as muxbridge records it: what
+ * {@linkcode normalizeServerUrl} returns for it is the text itself.
+ *
+ * @param text The text.
+ * @returns Whether it is a normalised http(s) URL without credentials.
+ */
+export function validateServerUrlText(text: string): boolean {
+  try {
+    return normalizeServerUrl(text).url === text;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -221,15 +268,6 @@ export function normalizeServerUrl(raw: string): ServerUrl {
  */
 export function cleanTitle(title: string): string {
   return Array.from(title.replace(UNSAFE_GLOBAL, "")).slice(0, MAX_TITLE).join("");
-}
-
-/** Decodes URL userinfo; a stray "%" the URL parser let through is kept as typed, not a URIError. */
-function decodeUserinfo(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 /**

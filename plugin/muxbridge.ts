@@ -26,7 +26,17 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { closeSync, mkdirSync, openSync, renameSync, statSync, write } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  write,
+} from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -108,17 +118,54 @@ function settingsFrom(options: PluginOptions): Settings {
   };
 }
 
-/** Opens the log for appending (rotating a big one); null when it cannot be opened. */
+/**
+ * Opens the log for appending (rotating a big one), privately: it holds titles, paths and the
+ * server URL. Opened once with `O_APPEND|O_CREAT|O_NOFOLLOW`, created 0600; a symbolic link, a
+ * non-regular file or another user's file is refused; a mode letting others in is narrowed to
+ * 0600, never widened. Null when it cannot be used (the plugin still works, silently).
+ */
 function openLog(path: string): number | null {
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     try {
-      if (statSync(path).size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
+      // lstat: a symbolic link is renamed as a link, never followed.
+      if (lstatSync(path).size > MAX_LOG_BYTES) renameSync(path, `${path}.1`);
     } catch { /* no log yet */ }
-    return openSync(path, "a", 0o600);
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT |
+      (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+    const fd = openSync(path, flags, 0o600);
+    const st = fstatSync(fd);
+    const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid)) {
+      closeSync(fd);
+      return null;
+    }
+    if (uid !== undefined && (st.mode & 0o077)) fchmodSync(fd, st.mode & 0o700);
+    return fd;
   } catch {
     return null; // nowhere to log; the plugin still works
   }
+}
+
+/**
+ * OpenCode's server URL as the bridge gets it: credentials in it (`user:pass@`) are removed, so
+ * they never reach the bridge's argv or a log line (the bridge refuses such URLs; it takes
+ * credentials from `OPENCODE_SERVER_PASSWORD`). An unparseable URL is dropped for the same
+ * reason: nothing tells where its credentials would end.
+ */
+function plainServerUrl(raw: unknown): { url?: string; hadCredentials: boolean } {
+  const href = raw instanceof URL ? raw.href : typeof raw === "string" ? raw : undefined;
+  if (href === undefined) return { hadCredentials: false };
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return { hadCredentials: false };
+  }
+  if (!url.username && !url.password) return { url: href, hadCredentials: false };
+  url.username = "";
+  url.password = "";
+  return { url: url.href, hadCredentials: true };
 }
 
 /** A value of unknown shape, read without casts. */
@@ -145,7 +192,8 @@ function createLink(input: PluginInput, s: Settings): { hooks: Hooks } {
     }
   };
 
-  const serverUrl = input.serverUrl instanceof URL ? input.serverUrl.href : text(input.serverUrl);
+  const server = plainServerUrl(input.serverUrl);
+  const serverUrl = server.url;
   const directory = text(input.directory);
 
   let child: ChildProcess | null = null;
@@ -451,6 +499,12 @@ function createLink(input: PluginInput, s: Settings): { hooks: Hooks } {
       "OpenCode gave the plugin no serverUrl or directory; muxbridge is not started",
     );
   } else {
+    if (server.hadCredentials) {
+      log(
+        "OpenCode's server URL carries credentials (user:pass@); they were removed (never on " +
+          "argv or in a log): set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME)",
+      );
+    }
     log(`starting ${JSON.stringify(s.bin)} for ${serverUrl} in ${directory}`);
     start();
   }

@@ -1,15 +1,20 @@
 #!/bin/sh
 # Installs the muxbridge binary from a GitHub release: picks the asset for this OS and CPU,
-# downloads it and SHA256SUMS, verifies the checksum, checks that the binary runs, and only then
-# moves it into place (one rename, so an interrupted or refused install never leaves a
-# half-written binary). Any failure prints one line on stderr and exits non-zero.
+# downloads it and SHA256SUMS over https only, verifies the checksum, verifies the build
+# provenance (GitHub artifact attestation) when the GitHub CLI is there and says so when it is
+# not, checks that the binary runs, and only then moves it into place (one rename, so an
+# interrupted or refused install never leaves a half-written binary). Any failure prints one
+# line on stderr and exits non-zero.
 #
 #   sh install.sh [--prefix DIR] [--version X.Y.Z|latest]
 #   curl -fsSL <release>/install.sh | sh -s -- --prefix ~/bin
 #
 # Environment: MUXBRIDGE_VERSION, MUXBRIDGE_PREFIX (same as the flags), MUXBRIDGE_REPO
 # (owner/name on GitHub), MUXBRIDGE_RELEASE_URL (the releases base URL, e.g. a mirror; the
-# asset is fetched from <base>/latest/download/<asset> or <base>/download/v<version>/<asset>).
+# asset is fetched from <base>/latest/download/<asset> or <base>/download/v<version>/<asset>),
+# MUXBRIDGE_REQUIRE_ATTESTATION=1 (refuse to install unless the provenance verifies),
+# MUXBRIDGE_INSTALL_ALLOW_HTTP=1 (accept http:// URLs: for local tests only, never for a real
+# install: anyone on the path could swap the binary and its checksum together).
 set -eu
 
 # The release workflow writes the repository here when it attaches this script to a release.
@@ -25,7 +30,7 @@ usage() {
 Usage: install.sh [--prefix DIR] [--version X.Y.Z|latest]
 
 Installs muxbridge from its GitHub release into DIR (default ~/.local/bin), after checking the
-download against the release's SHA256SUMS.
+download against the release's SHA256SUMS and, with the GitHub CLI (gh), its build provenance.
 
   --prefix DIR       where to put the muxbridge binary (default: $MUXBRIDGE_PREFIX or ~/.local/bin)
   --version VERSION  a release such as 0.1.0, or latest (default: $MUXBRIDGE_VERSION or latest)
@@ -76,6 +81,13 @@ else
   [ -n "$repo" ] || die "unknown release repository; set MUXBRIDGE_REPO=owner/name"
   base=https://github.com/$repo/releases
 fi
+case $base in
+  https://*) ;;
+  http://*)
+    [ "${MUXBRIDGE_INSTALL_ALLOW_HTTP:-}" = 1 ] ||
+      die "refusing the plain-http URL $base: use https (MUXBRIDGE_INSTALL_ALLOW_HTTP=1 is for local tests only)" ;;
+  *) die "unsupported release URL $base: use https://" ;;
+esac
 case $version in
   latest) url=$base/latest/download ;;
   v*) url=$base/download/$version ;;
@@ -84,10 +96,17 @@ esac
 
 # ---------------------------------------------------------------- tools
 
+# https only, redirects included, unless plain http was allowed for a local test.
+if [ "${MUXBRIDGE_INSTALL_ALLOW_HTTP:-}" = 1 ]; then
+  curl_proto=https,http wget_https=""
+else
+  curl_proto=https wget_https=--https-only
+fi
 if command -v curl >/dev/null 2>&1; then
-  fetch() { curl -fsSL --show-error --retry 2 -o "$2" "$1"; }
+  fetch() { curl -fsSL --show-error --retry 2 --proto "=$curl_proto" --proto-redir "=$curl_proto" -o "$2" "$1"; }
 elif command -v wget >/dev/null 2>&1; then
-  fetch() { wget -nv -O "$2" "$1"; }
+  # shellcheck disable=SC2086 # $wget_https is empty or one flag
+  fetch() { wget -nv $wget_https -O "$2" "$1"; }
 else
   die "needs curl or wget to download; install one and retry"
 fi
@@ -130,6 +149,31 @@ actual=$(sha256 "$tmp/$asset")
 [ "$actual" = "$expected" ] ||
   die "checksum mismatch for $asset: expected $expected, got $actual; nothing installed"
 
+# The checksum file comes from the same place as the binary, so it only proves an intact
+# download. The build provenance (a GitHub artifact attestation made by the release workflow,
+# signed through Sigstore) proves the binary was built by this repository's workflow.
+attest_repo=${MUXBRIDGE_REPO:-$DEFAULT_REPO}
+provenance=""
+if ! command -v gh >/dev/null 2>&1; then
+  provenance="not verified: the GitHub CLI (gh) is not installed; only the checksum was checked"
+elif [ -z "$attest_repo" ]; then
+  provenance="not verified: the repository is unknown (set MUXBRIDGE_REPO=owner/name)"
+else
+  if why=$(gh attestation verify "$tmp/$asset" --repo "$attest_repo" 2>&1); then
+    provenance="verified: built by $attest_repo (gh attestation verify)"
+  elif [ $? -eq 4 ]; then
+    provenance="not verified: gh is not logged in (run gh auth login); only the checksum was checked"
+  else
+    why=$(printf '%s\n' "$why" | awk 'NF { last = $0 } END { print last }')
+    die "the build provenance of $asset does not verify for $attest_repo ($why); nothing installed"
+  fi
+fi
+case $provenance in
+  verified*) ;;
+  *) [ "${MUXBRIDGE_REQUIRE_ATTESTATION:-}" != 1 ] ||
+       die "build provenance $provenance, and MUXBRIDGE_REQUIRE_ATTESTATION=1; nothing installed" ;;
+esac
+
 chmod 755 "$tmp/$asset"
 got=$("$tmp/$asset" --version 2>/dev/null) ||
   die "the downloaded $asset does not run on this machine; nothing installed"
@@ -145,6 +189,7 @@ mv -f "$staged" "$prefix/muxbridge" || die "cannot move muxbridge into $prefix; 
 staged=""
 
 printf '%s installed to %s/muxbridge\n' "$got" "$prefix"
+printf 'build provenance %s\n' "$provenance"
 # shellcheck disable=SC2016 # a literal $PATH, for the user to paste into a shell profile
 case ":${PATH:-}:" in
   *":$prefix:"*) ;;

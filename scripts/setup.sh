@@ -1,20 +1,26 @@
 #!/bin/sh
-# Sets up a fresh Debian/Ubuntu machine for muxbridge development: the multiplexers the tests
-# drive for real (tmux; kitty under Xvfb; fish as a hostile default shell) and the npm packages
-# (Deno itself, zod, semver, and the real OpenCode server for the end-to-end tests).
-# Idempotent; skips apt when everything is already there.
+# Sets up a fresh Debian/Ubuntu machine for muxbridge development: everything the test suite
+# uses, so that no test has to skip (in CI, CI=true, a test whose tool is missing fails):
+# the multiplexers the tests drive for real (tmux; kitty under Xvfb, with xauth; GNU screen),
+# fish as a hostile default shell, bash and dash for the launch-line tests, setsid (util-linux)
+# for process-group tests, shellcheck for the installer, PyYAML for the workflow checks, and the
+# npm packages (Deno itself, Bun, zod, semver, and the real OpenCode server for the end-to-end
+# tests). Idempotent; skips apt when everything is already there.
 set -eu
 cd "$(dirname "$0")/.."
 
 need=""
-for pair in tmux:tmux kitty:kitty Xvfb:xvfb xauth:xauth fish:fish; do
+for pair in tmux:tmux kitty:kitty Xvfb:xvfb xvfb-run:xvfb xauth:xauth fish:fish screen:screen \
+  shellcheck:shellcheck setsid:util-linux bash:bash dash:dash python3:python3; do
   bin=${pair%%:*}; pkg=${pair#*:}
   command -v "$bin" >/dev/null 2>&1 || need="$need $pkg"
 done
+python3 -c 'import yaml' >/dev/null 2>&1 || need="$need python3-yaml"
 if [ -n "$need" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "setup: installing$need with apt-get"
   $SUDO apt-get update -qq
+  # shellcheck disable=SC2086 # one word per package
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
 fi
 

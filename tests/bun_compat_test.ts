@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRunner } from "../lib/sys/exec.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const bun = `${root}node_modules/.bin/bun`;
@@ -49,7 +50,9 @@ Deno.test("no npm: or jsr: specifiers in the binary's sources", () => {
 
 Deno.test({
   name: "bun build bundles main.ts (every import resolves under Bun)",
-  ignore: !existsSync(bun),
+  ...requires("bun build", [
+    requirement("bun", existsSync(bun), "npm install (bun is a devDependency)"),
+  ]),
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "muxbridge-bun-" });
     try {
@@ -64,4 +67,3 @@ Deno.test({
     }
   },
 });
-if (!existsSync(bun)) console.log(`bun_compat_test: bun build skipped, ${bun} is missing`);

@@ -95,8 +95,12 @@ Deno.test("doctor --url says auth failed with a hint, and passes with the right 
   const good = await doctor(server, { env: { OPENCODE_SERVER_PASSWORD: "pw" } });
   assert.equal(find(good.checks, "server session lookup")?.status, "pass");
   assert.match(find(good.checks, "server session lookup")!.detail, /authenticated/);
-  const viaUrl = await doctor(server, { url: "http://opencode:pw@127.0.0.1:4096" });
-  assert.equal(find(viaUrl.checks, "server session lookup")?.status, "pass");
+  // A password in the URL is refused (it belongs in the environment), never used.
+  await assert.rejects(
+    () => doctor(server, { url: "http://opencode:pw@127.0.0.1:4096" }),
+    (err: Error & { code?: string }) =>
+      err.code === "usage" && /carries credentials/.test(err.message),
+  );
 });
 
 Deno.test("doctor --url says start OpenCode with --port 0 when nothing listens", async () => {

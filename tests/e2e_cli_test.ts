@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { type CliRun, runCli } from "./helpers/cli_process.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 
 type CliResult = CliRun;
 
@@ -68,7 +69,12 @@ Deno.test("cli usage errors exit 2 with one line on stderr, before anything is p
   assertOneLineError(await cli([]), 2, "without a command");
   assertOneLineError(await cli(["bogus"]), 2, "unknown command");
   assertOneLineError(await cli(["list", "--bogus"]), 2);
-  assertOneLineError(await cli(["bridge", "--json"]), 2);
+  const bridge = await cli(["bridge", "--json"]);
+  assert.equal(bridge.code, 2);
+  assert.deepEqual(bridge.stdout.trimEnd().split("\n").map((l) => JSON.parse(l).type), [
+    "error",
+    "bye",
+  ]);
   assertOneLineError(await cli(["close"]), 2, "expected 1");
   assertOneLineError(await cli(["--backend", "screen", "list"]), 2, "--backend");
   assertOneLineError(await cli(["schema", "bogus"]), 2);
@@ -161,6 +167,8 @@ Deno.test("cli environment errors exit 3: missing named config, bad config key, 
 
 Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server", async () => {
   const server = await startTmuxServer();
+  const opencode = serveFakeOpencode();
+  opencode.fake.knowAll = true;
   try {
     const standIn = await writeStandIn(server.dir);
     const fakeOpencode = `${server.dir}/opencode-version`;
@@ -189,7 +197,7 @@ Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server",
       "--session",
       "ses_cli1",
       "--url",
-      "http://127.0.0.1:4096/",
+      `${opencode.url}/`,
       "--dir",
       server.dir,
       "--title",
@@ -232,12 +240,13 @@ Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server",
         "--session",
         "ses_cli2",
         "--url",
-        "http://127.0.0.1:9",
+        opencode.url,
         "--dir",
         server.dir,
         "--json",
       ], env)).stdout,
     );
+    await opencode.down();
     const dry = JSON.parse((await cli(["cleanup", "--json"], env)).stdout);
     assert.deepEqual(dry.closed, []);
     assert.equal(dry.kept[0].paneId, second.paneId);
@@ -256,6 +265,7 @@ Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server",
     assert.equal(doctor.code, 0, JSON.stringify(checks));
     assert.ok(checks.some((c) => c.name === "backend" && c.status === "pass"));
   } finally {
+    await opencode.close();
     await server.close();
   }
 });

@@ -7,7 +7,7 @@
  *
  * The server comes from the shared real-server harness (`tests/helpers/opencode_server.ts`); it
  * needs the `opencode` binary (`OPENCODE_TEST_BIN`, or `opencode-ai` in node_modules), and
- * without it the test is ignored and says so.
+ * without it the test is skipped and listed (a failure in CI: tests/helpers/requires.ts).
  */
 
 import assert from "node:assert/strict";
@@ -16,22 +16,20 @@ import { startBridge } from "./helpers/bridge_process.ts";
 import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
 import { isType as is, realLife } from "./helpers/real_life.ts";
 import { recordedArgv, writeStandIn } from "./helpers/stand_in.ts";
-
-const bin = opencodeBin();
-if (!bin) {
-  console.log(
-    "e2e_opencode_loop_test: ignored, no opencode binary (set OPENCODE_TEST_BIN or npm install opencode-ai)",
-  );
-}
+import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
 
 Deno.test({
   name:
     "bridge against a real OpenCode server: readiness, close on idle, reopen on busy, close on delete, orphan reclaimed after SIGKILL",
-  ignore: bin === null,
-  sanitizeOps: false,
-  sanitizeResources: false,
+  ...requires("the real OpenCode loop test", [
+    requirement(
+      "the opencode binary",
+      opencodeBin() !== null,
+      "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
+    ),
+  ]),
   async fn() {
     // 150 ms a word: a turn stays busy ~0.75 s, as long as the bridge needs to see it.
     const oc = await startOpencodeServer({ chunkDelayMs: 150 });

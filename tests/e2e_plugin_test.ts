@@ -24,12 +24,18 @@ import {
 } from "./helpers/opencode_server.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
+import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
 const PLUGIN = new URL("../plugin/muxbridge.ts", import.meta.url);
-const ignore = opencodeBin() === null;
-if (ignore) console.error("e2e_plugin_test: skipped, opencode-ai is not installed (npm install)");
+const OPENCODE = [
+  requirement(
+    "the opencode binary",
+    opencodeBin() !== null,
+    "npm install (opencode-ai), or set OPENCODE_TEST_BIN",
+  ),
+];
 
 /** The shared bounded wait ({@linkcode waitUntil}) at this test's pace: a minute by default. */
 const until = (
@@ -98,7 +104,7 @@ async function runCli(args: string[], env: Record<string, string>) {
 Deno.test({
   name:
     "real OpenCode + plugin + tmux: a child's pane runs `opencode attach`, closes on idle, reopens, closes on delete; after a SIGKILL the restarted bridge adopts the busy child's pane and closes it on idle",
-  ignore,
+  ...requires("the plugin end-to-end tests", OPENCODE),
   async fn() {
     const t0 = performance.now();
     const ms = () => Math.round(performance.now() - t0);
@@ -335,7 +341,7 @@ Deno.test({
 Deno.test({
   name:
     "real OpenCode keeps answering and stays quiet with a stalled, a crashing and a missing bridge",
-  ignore,
+  ...requires("the plugin end-to-end tests", OPENCODE),
   async fn() {
     const work = await Deno.makeTempDir({ prefix: "muxbridge-e2e-variants-" });
     let server: OpencodeServer | undefined;

@@ -13,14 +13,15 @@ import { isType, livePanes, realLife, runCli } from "./helpers/real_life.ts";
 import { until } from "./helpers/until.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
+import { requires, tool, which } from "./helpers/requires.ts";
 
 const P = "ses_shellParent";
-const FISH = "/usr/bin/fish";
+const FISH = which("fish") ?? "fish";
 
 Deno.test({
   name:
     "panes start by argv under a fish default-shell and a hostile default-command: exact argv, nothing run by a shell",
-  ignore: !existsSync(FISH),
+  ...requires("fish as tmux's default-shell", [tool("fish", "apt-get install -y fish")]),
   async fn() {
     let standIns = "";
     const s = await realLife(async (dir) => {

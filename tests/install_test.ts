@@ -1,141 +1,38 @@
 /**
  * `scripts/install.sh` against a local HTTP server on 127.0.0.1 that serves fake release assets
- * in GitHub's layout (`/latest/download/<asset>`, `/download/v<version>/<asset>`): a good
- * release installs and runs; a corrupt asset, a missing asset, a missing or incomplete
- * SHA256SUMS, an unknown platform and a missing tool are refused with one stderr line, a
- * non-zero exit, and nothing installed (an earlier install left untouched).
+ * in GitHub's layout (`tests/helpers/install_sandbox.ts`): a good release installs and runs; a
+ * corrupt asset, a missing asset, a missing or incomplete SHA256SUMS, an unknown platform and a
+ * missing tool are refused with one stderr line, a non-zero exit, and nothing installed (an
+ * earlier install left untouched). The supply-chain checks (https only, build provenance) are in
+ * `install_security_test.ts`.
  */
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { createRunner } from "../lib/sys/exec.ts";
-import { assetName, hostTarget, sha256sums } from "../scripts/build_release.ts";
+import {
+  assertRefused,
+  ASSET,
+  BASE_TOOLS,
+  enc,
+  fakeBinary,
+  goodRelease,
+  host,
+  INSTALLER,
+  pathWith,
+  run,
+  sandbox,
+  serve,
+} from "./helpers/install_sandbox.ts";
+import { sha256sums } from "../scripts/build_release.ts";
+import { requirement, requires, tool } from "./helpers/requires.ts";
 
-const root = new URL("../", import.meta.url).pathname;
-const INSTALLER = `${root}scripts/install.sh`;
-const enc = new TextEncoder();
-const host = hostTarget();
-const ASSET = host ? assetName(host) : "muxbridge-unsupported";
-
-/** A fake muxbridge: prints its version, as the installer's smoke run expects. */
-function fakeBinary(version: string): Uint8Array {
-  return enc.encode(`#!/bin/sh\necho "muxbridge ${version}"\n`);
-}
-
-/** Files of one fake release, by name. */
-type Release = Map<string, Uint8Array>;
-
-function goodRelease(version: string): Release {
-  const files: Release = new Map([[ASSET, fakeBinary(version)]]);
-  // Another platform's asset too, so the installer has to pick the right line.
-  files.set("muxbridge-linux-riscv64-not-built", enc.encode("other"));
-  files.set("SHA256SUMS", enc.encode(sha256sums(files)));
-  return files;
-}
-
-interface Server {
-  url: string;
-  requests: string[];
-  close(): Promise<void>;
-}
-
-/** Serves `releases` ("latest" and "v1.2.3" keys) under `/releases/…` on 127.0.0.1. */
-function serve(releases: Record<string, Release>): Promise<Server> {
-  const requests: string[] = [];
-  return new Promise((resolve) => {
-    const server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      onListen: ({ port }) =>
-        resolve({
-          url: `http://127.0.0.1:${port}/releases`,
-          requests,
-          close: () => server.shutdown(),
-        }),
-    }, (req) => {
-      const path = new URL(req.url).pathname;
-      requests.push(path);
-      const m = path.match(/^\/releases\/(?:(latest)\/download|download\/(v[^/]+))\/([^/]+)$/);
-      const body = m ? releases[m[1] ?? m[2]]?.get(m[3]) : undefined;
-      return body
-        ? new Response(body.slice(), { headers: { "content-type": "application/octet-stream" } })
-        : new Response("Not Found", { status: 404 });
-    });
-  });
-}
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-interface Sandbox {
-  dir: string;
-  prefix: string;
-  /** Runs the installer with an isolated environment. */
-  install(args: string[], env?: Record<string, string>): Promise<Run>;
-  /** Names in the prefix directory (missing directory: empty). */
-  listPrefix(): string[];
-  close(): Promise<void>;
-}
-
-const run = createRunner();
-
-async function sandbox(): Promise<Sandbox> {
-  const dir = await Deno.makeTempDir({ prefix: "muxbridge-install-" });
-  const prefix = `${dir}/bin`;
-  await Deno.mkdir(`${dir}/home`);
-  await Deno.mkdir(`${dir}/tmp`);
-  return {
-    dir,
-    prefix,
-    install: (args, env = {}) =>
-      // The exec seam adds to the inherited environment; the installer reads only the names set
-      // here (HOME, TMPDIR, PATH, MUXBRIDGE_*), so the real HOME is never written.
-      run(["sh", INSTALLER, ...args], {
-        timeoutMs: 60_000,
-        env: {
-          HOME: `${dir}/home`,
-          TMPDIR: `${dir}/tmp`,
-          MUXBRIDGE_VERSION: "",
-          MUXBRIDGE_PREFIX: "",
-          MUXBRIDGE_REPO: "",
-          ...env,
-        },
-      }),
-    listPrefix: () => existsSync(prefix) ? [...Deno.readDirSync(prefix)].map((e) => e.name) : [],
-    close: () => Deno.remove(dir, { recursive: true }),
-  };
-}
-
-/** Asserts a refusal: non-zero, one stderr line from the installer, nothing left in TMPDIR. */
-function assertRefused(r: Run, pattern: RegExp, box: Sandbox): void {
-  assert.notEqual(r.code, 0, `expected a refusal; stdout: ${r.stdout}`);
-  const lines = r.stderr.split("\n").filter((l) => l !== "");
-  assert.equal(lines.length, 1, `stderr: ${r.stderr}`);
-  assert.match(lines[0], /^muxbridge install: /);
-  assert.match(lines[0], pattern);
-  assert.deepEqual([...Deno.readDirSync(`${box.dir}/tmp`)], [], "temporary files left behind");
-}
-
-/** A PATH directory holding only the named programs (symlinks to the real ones). */
-async function pathWith(box: Sandbox, names: string[]): Promise<string> {
-  const bin = `${box.dir}/path`;
-  await Deno.mkdir(bin, { recursive: true });
-  for (const name of names) {
-    const found = await run(["sh", "-c", `command -v "$1"`, "sh", name], { timeoutMs: 5000 });
-    assert.equal(found.code, 0, `${name} is needed for this test`);
-    await Deno.symlink(found.stdout.trim(), `${bin}/${name}`);
-  }
-  return bin;
-}
-
-const BASE_TOOLS = ["sh", "uname", "mktemp", "rm", "mkdir", "chmod", "cp", "mv", "awk", "cat"];
+const HOST = [
+  requirement("a release target for this machine", host !== null, "Linux or macOS, x64 or arm64"),
+];
 
 Deno.test({
   name: "install.sh installs the latest release's binary for this platform, and it runs",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -163,7 +60,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh --version installs that release and replaces an earlier install",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9"), "v1.2.3": goodRelease("1.2.3") });
     const box = await sandbox();
@@ -199,7 +96,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh defaults to ~/.local/bin and says when it is not on PATH",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -217,7 +114,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh refuses a corrupted asset and leaves the earlier install untouched",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const release = goodRelease("9.9.9");
     // Same length, one byte changed: only the checksum can tell.
@@ -245,7 +142,7 @@ Deno.test({
 
 Deno.test({
   name: "install.sh refuses when the asset, SHA256SUMS or its line for the asset is missing",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const noAsset = goodRelease("9.9.9");
     noAsset.delete(ASSET);
@@ -315,7 +212,7 @@ Deno.test("install.sh refuses an OS or CPU it has no release for", async () => {
 
 Deno.test({
   name: "install.sh works with wget and shasum alone, and refuses without a downloader or hasher",
-  ignore: host === null,
+  ...requires("the installer against a local release", HOST),
   async fn() {
     const server = await serve({ latest: goodRelease("9.9.9") });
     const box = await sandbox();
@@ -364,12 +261,9 @@ Deno.test("install.sh rejects unknown arguments with one line and exit 1", async
   }
 });
 
-const shellcheck = await run(["sh", "-c", "command -v shellcheck"], { timeoutMs: 5000 });
-if (shellcheck.code !== 0) console.log("install_test: shellcheck not installed, lint skipped");
-
 Deno.test({
   name: "install.sh is shellcheck-clean as POSIX sh",
-  ignore: shellcheck.code !== 0,
+  ...requires("install.sh shellcheck", [tool("shellcheck", "apt-get install -y shellcheck")]),
   async fn() {
     const r = await run(["shellcheck", "-s", "sh", INSTALLER], { timeoutMs: 30_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);

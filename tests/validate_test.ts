@@ -6,6 +6,7 @@ import {
   MAX_TITLE,
   normalizeServerUrl,
   validateDirectory,
+  validatePaneId,
   validateSessionId,
   validateTarget,
   validateText,
@@ -73,6 +74,44 @@ Deno.test("validateTarget() accepts every backend's pane id form", () => {
     assert.equal(validateTarget("pane id", id), id);
   }
   assert.equal(validateTarget("pane id", "7f0c2a3e-1b2c-4d5e-8f90-123456789abc").length, 36);
+});
+
+Deno.test("validatePaneId() accepts every backend's pane id form", () => {
+  for (
+    const id of [
+      "%0",
+      "%123",
+      "terminal_3",
+      "w1:p3",
+      "p_ab12",
+      "1-1",
+      "42",
+      "7f0c2a3e-1b2c-4d5e-8f90-123456789abc",
+    ]
+  ) {
+    assert.equal(validatePaneId(id), id);
+  }
+});
+
+Deno.test("validatePaneId() refuses what no multiplexer's ids hold, before any backend is known", () => {
+  for (const id of [";rm", "$(id)", "%1 %2", "a'b", "%1;kill", "~", "", "-5", "%1\n"]) {
+    assert.throws(() => validatePaneId(id), { ...invalidArgument }, JSON.stringify(id));
+  }
+  assert.throws(() => validatePaneId(";rm"), {
+    ...invalidArgument,
+    message: 'Cannot use pane id ";rm": no multiplexer has such ids',
+  });
+});
+
+Deno.test("normalizeServerUrl() and validateDirectory() name the flag a value came from", () => {
+  assert.throws(() => normalizeServerUrl("notaurl", "--url"), {
+    ...invalidArgument,
+    message: 'Cannot use --url "notaurl": it is not a URL',
+  });
+  assert.throws(() => validateDirectory("rel", "--dir"), {
+    ...invalidArgument,
+    message: 'Cannot use --dir "rel": it is not absolute',
+  });
 });
 
 Deno.test("validateTarget() refuses an empty value", () => {
@@ -205,35 +244,24 @@ Deno.test("normalizeServerUrl() removes trailing slashes", () => {
   assert.deepEqual(normalizeServerUrl("http://[::1]:4096/"), { url: "http://[::1]:4096" });
 });
 
-Deno.test("normalizeServerUrl() moves credentials out of the URL", () => {
-  const r = normalizeServerUrl("http://alice:s3cret@127.0.0.1:4096/");
-  assert.deepEqual(r, {
-    url: "http://127.0.0.1:4096",
-    auth: { username: "alice", password: "s3cret" },
-  });
-  assert.ok(!r.url.includes("s3cret"));
-  assert.ok(!r.url.includes("@"));
-});
-
-Deno.test("normalizeServerUrl() decodes percent-encoded credentials", () => {
-  assert.deepEqual(normalizeServerUrl("http://a%40b:p%3Aw%2Fd@h:1/").auth, {
-    username: "a@b",
-    password: "p:w/d",
-  });
-});
-
-Deno.test("normalizeServerUrl() defaults the user name to opencode when only a password is given", () => {
-  assert.deepEqual(normalizeServerUrl("http://:pw@h:1").auth, {
-    username: "opencode",
-    password: "pw",
-  });
-});
-
-Deno.test("normalizeServerUrl() keeps credentials that are not valid percent-encoding as given", () => {
-  // A stray "%" must not turn into a URIError escaping the MuxError contract.
-  const r = normalizeServerUrl("http://user:100%zz@h:1/");
-  assert.equal(r.url, "http://h:1");
-  assert.deepEqual(r.auth, { username: "user", password: "100%zz" });
+Deno.test("normalizeServerUrl() refuses a URL carrying credentials, without repeating them", () => {
+  for (
+    const raw of [
+      "http://alice:s3cret@127.0.0.1:4096/",
+      "http://a%40b:p%3Aw%2Fd@h:1/",
+      "http://:s3cret@h:1",
+      "http://s3cret@h:1",
+      "http://user:100%zz@h:1/",
+    ]
+  ) {
+    assert.throws(() => normalizeServerUrl(raw), (err: Error & { code: string; hint: string }) => {
+      assert.equal(err.code, "invalid_argument");
+      assert.match(err.message, /carries credentials/);
+      assert.ok(!err.message.includes("s3cret") && !err.message.includes("100%zz"), err.message);
+      assert.match(err.hint, /OPENCODE_SERVER_PASSWORD/);
+      return true;
+    }, raw);
+  }
 });
 
 Deno.test("normalizeServerUrl() strips the query and the fragment", () => {

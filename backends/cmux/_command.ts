@@ -17,13 +17,17 @@ import { validateTarget } from "../../lib/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
 
 /**
- * cmux v2 error codes (research §4.2) → muxbridge codes. Codes not listed are `command_failed`.
- * `not_found` is the one "the surface is gone" answer (`Error: not_found: Surface not found`,
- * exit 1); an `invalid_state` (e.g. "Cannot close the last surface") is a real failure, never
- * "already closed".
+ * cmux v2 error codes → muxbridge codes (docs/backends/cmux.md). Codes not listed are
+ * `command_failed`. "The surface is gone" is `not_found` (`Error: not_found: Surface not
+ * found`, exit 1), and, from newer builds' terminal input path, `process_exited` (the terminal
+ * session ended) and `surface_unavailable` (the surface is no longer available); see also
+ * {@linkcode cmuxError} for 0.64.3's `invalid_params`. An `invalid_state` (e.g. "Cannot close the
+ * last surface") is a real failure, never "already closed".
  */
 export const CMUX_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
   not_found: "pane_not_found",
+  process_exited: "pane_not_found",
+  surface_unavailable: "pane_not_found",
   pane_too_small: "no_space",
   unavailable: "backend_unreachable",
   main_thread_timeout: "backend_unreachable",
@@ -52,6 +56,8 @@ export function cmuxError(action: string, run: CommandRun): MuxError {
     ? (/socket|connect|connection refused/i.test(message)
       ? "backend_unreachable"
       : "command_failed")
+    : surfaceGone(code, message)
+    ? "pane_not_found"
     : CMUX_ERROR_CODES[code] ?? "command_failed";
   const text = code === null ? message : `${code}: ${message}`;
   switch (mapped) {
@@ -77,6 +83,17 @@ export function cmuxError(action: string, run: CommandRun): MuxError {
     default:
       return commandFailed(action, run, text);
   }
+}
+
+/**
+ * Whether an `invalid_params` answer means the surface is gone: cmux 0.64.3 answers a
+ * `send-key`/`send` to a surface id it no longer holds as a terminal with
+ * `invalid_params: Surface is not a terminal` (`ws.terminalPanel(for:)` finds nothing;
+ * Sources/TerminalController.swift `v2SurfaceSendKey`). muxbridge only ever names terminal
+ * surfaces it opened, so for it that surface is gone. Other `invalid_params` stay failures.
+ */
+function surfaceGone(code: string, message: string): boolean {
+  return code === "invalid_params" && /^Surface is not a terminal\b/i.test(message);
 }
 
 /** Runs cmux calls for one backend. */
@@ -114,7 +131,7 @@ export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
   const socket = () => {
     // Pinned on every call: the CLI otherwise falls back to CMUX_SOCKET_PATH or probes default
-    // sockets (research §4.1), and a changed environment must not redirect a close.
+    // sockets (docs/backends/cmux.md §1), and a changed environment must not redirect a close.
     const value = deps.config.cmux.socket_path ?? layer?.socket;
     if (!value) {
       throw new MuxError("no_backend", "Cannot reach cmux: no socket (CMUX_SOCKET_PATH is unset)", {

@@ -2,9 +2,9 @@
  * Private to the cmux backend: parsers of what the cmux CLI prints (version text, `--help`, the
  * `--json` results of `new-split` and `tree`, `OK …` receipts, `Error: <code>: …` lines).
  *
- * Evidence: `/work/shared/research/backends.md` §4 ("research §4.x"). No cmux runs here (it is a
- * macOS app), so every shape is synthesized from the research, which read cmux's CLI and server
- * formatting code and issue reports; the parsers accept the variations seen there.
+ * Evidence: `docs/backends/cmux.md` (cited "§N"), from cmux's own CLI and server source and issue
+ * reports. No cmux runs here (it is a macOS app), so no shape was captured live; the parsers
+ * accept the variations seen there.
  *
  * @module
  */
@@ -17,15 +17,15 @@ import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
  * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on
  * together: v2 `--json` results for `new-split`, `--id-format uuids`, `--workspace` on every
  * per-surface command and `respawn-pane --command`; older CLIs printed v1 text for splits
- * (research §4.8). The peer plugin gates on the same version for the same "UUID CLI contract".
+ * (docs/backends/cmux.md §6). The peer plugin gates on the same version for the same "UUID CLI contract".
  */
 export const CMUX_MIN_VERSION = "0.64.14";
 
-/** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; research §4.1). */
+/** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; docs/backends/cmux.md §1). */
 export const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /**
- * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`; research §4.8).
+ * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`; docs/backends/cmux.md §6).
  *
  * @param text The output.
  * @returns Semver, or null when no `N.N.N` follows `cmux`.
@@ -47,7 +47,7 @@ export interface SplitFeatures {
 
 /**
  * Reads `cmux new-split --help`. `--command`, `--cwd` and `--title` exist in some builds only and
- * are not in the public help of older ones (research §4.3), so the help text decides.
+ * are not in the public help of older ones (docs/backends/cmux.md §3), so the help text decides.
  *
  * @param help The help text.
  * @returns The flags present.
@@ -57,7 +57,7 @@ export function parseSplitHelp(help: string): SplitFeatures {
   return { command: has("command"), cwd: has("cwd"), title: has("title") };
 }
 
-/** A cmux failure as its CLI reports it: `Error: <code>: <message>` (research §4.2). */
+/** A cmux failure as its CLI reports it: `Error: <code>: <message>` (docs/backends/cmux.md §2). */
 export interface CmuxErrorLine {
   /** The v2 error code (`not_found`, `invalid_state`, …), or null for text without one. */
   code: string | null;
@@ -79,23 +79,36 @@ export function parseErrorLine(stderr: string): CmuxErrorLine {
 }
 
 const uuid = z.string().regex(UUID);
-const SplitIds = z.object({ surface_id: uuid, pane_id: uuid.optional() });
+/**
+ * The handles of a `surface.split` answer. cmux builds it with `v2OrNull(…)` for the pane, the
+ * window and the type, so each may be `null` (Sources/TerminalController.swift
+ * `v2SurfaceSplit`); in a remote tmux workspace the surface itself may be `null` (issue #16).
+ */
+const SplitIds = z.object({
+  surface_id: uuid.nullable(),
+  pane_id: uuid.nullable().optional(),
+});
 
 /** A new split's handles. */
 export interface SplitResult {
-  /** The new surface (the pane id muxbridge uses). */
-  surfaceId: string;
+  /**
+   * The new surface (the pane id muxbridge uses); null when cmux made a split but named no
+   * surface for it.
+   */
+  surfaceId: string | null;
   /** The new pane, when reported. */
   paneId?: string;
 }
 
 /**
- * Reads the `--json --id-format uuids new-split` result: ids at the top level, or nested under
- * `result` or `result.pane` (the variations the peer plugin tolerates; research §4.3).
+ * Reads the `--json --id-format uuids new-split` result: the flat object cmux prints
+ * (`{pane_id, surface_id, type, window_id, workspace_id}`, any of `pane_id`, `type` and
+ * `window_id` possibly `null`), or the ids nested under `result` or `result.pane` (variations
+ * other callers tolerate).
  *
  * @param stdout The output.
- * @returns The new surface's UUID.
- * @throws {MuxError} `unparseable_output`.
+ * @returns The new surface's UUID (null when cmux named none) and its pane's.
+ * @throws {MuxError} `unparseable_output` when no object carries a `surface_id` UUID or null.
  */
 export function parseSplit(stdout: string): SplitResult {
   let data: unknown;
@@ -159,7 +172,7 @@ export interface CmuxWorkspace {
 }
 
 /**
- * Reads `cmux --json --id-format uuids tree --all` (research §4.4).
+ * Reads `cmux --json --id-format uuids tree --all` (docs/backends/cmux.md §7).
  *
  * @param stdout The output.
  * @returns Every workspace of every window with its surfaces.

@@ -1,7 +1,7 @@
 /**
  * Private to the cmux backend: the one line typed into a new cmux terminal. cmux has no way to
  * start a program by argv: `new-split --command` / `respawn-pane --command` type the text plus
- * Enter into the terminal's interactive shell (research §4.3), whatever shell the user has.
+ * Enter into the terminal's interactive shell (docs/backends/cmux.md §3), whatever shell the user has.
  *
  * @module
  */

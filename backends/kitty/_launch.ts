@@ -19,6 +19,10 @@
 
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
+
+/** The token, checked (tokenMarker throws for anything else). */
+const checkToken = (token: string) => (tokenMarker(token), token);
 
 /** The user variables muxbridge marks its windows with (kitty >= 0.30). */
 export const MARK_SESSION = "muxbridge_session";
@@ -39,6 +43,8 @@ export interface LaunchInput {
   nextTo: boolean;
   /** Ownership marks as user variables (0.30+), if supported. */
   marks?: { sessionId: string; owner: string };
+  /** The spawn token, put in the window's environment (`--env`, every version). */
+  token?: string;
 }
 
 /** The `launch` arguments, and a title to set afterwards when `--title` cannot carry it. */
@@ -84,6 +90,9 @@ export function launchArgs(input: LaunchInput): LaunchPlan {
     args.push(`--var=${MARK_SESSION}=${input.marks.sessionId}`);
     args.push(`--var=${MARK_OWNER}=${input.marks.owner}`);
   }
+  // Hex digits only: nothing in it for kitty's `$VAR` expansion or whitespace stripping. It is
+  // argv of the `kitty @` client, which is fine for a token (it grants nothing by itself).
+  if (input.token !== undefined) args.push(`--env=${SPAWN_TOKEN_VAR}=${checkToken(input.token)}`);
   // A directory with `$` cannot pass --cwd intact, and an argument starting with `@` may be
   // substituted: then run an explicit /bin/sh whose one command string quotes every value once.
   if (cwd.includes("$") || argv.some((a) => SUBSTITUTED.test(a))) {

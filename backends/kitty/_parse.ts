@@ -11,6 +11,7 @@
 import semver from "semver";
 import { z } from "zod";
 import { cut, MuxError } from "../../lib/sys/errors.ts";
+import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
 
 /** The oldest kitty muxbridge supports (the contract: kitty >= 0.26, remote control on). */
 export const KITTY_MIN_VERSION = "0.26.0";
@@ -56,15 +57,17 @@ export function parseLaunchOutput(stdout: string): string {
   return id;
 }
 
-// The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, so each
-// window's `env` (the child's extra environment, which holds the server password muxbridge
-// passed with --env: observed live on 0.26.5) never leaves this parser.
+// The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, and of
+// each window's `env` (the child's environment as kitty reads it from the process, which may hold
+// the server password: observed live on 0.26.5) only the spawn token is kept: nothing else of it
+// leaves this parser.
 const WindowSchema = z.object({
   id: z.number().int().nonnegative(),
   pid: z.number().int().positive().nullable().optional(),
   title: z.string(),
   // 0.30+ (research §3.3); absent on 0.26.
   user_vars: z.record(z.string(), z.string()).optional(),
+  env: z.record(z.string(), z.unknown()).optional(),
 });
 
 const TabSchema = z.object({
@@ -89,6 +92,8 @@ export interface KittyWindow {
   title: string;
   /** User variables (`launch --var`, 0.30+); empty when none or unsupported. */
   userVars: Record<string, string>;
+  /** The spawn token in the window's environment (`launch --env`), when there is one. */
+  spawnToken?: string;
 }
 
 /** One kitty tab. */
@@ -131,6 +136,8 @@ export function parseLs(stdout: string): KittyTab[] {
       windows: tab.windows.map((w) => {
         const win: KittyWindow = { id: String(w.id), title: w.title, userVars: w.user_vars ?? {} };
         if (typeof w.pid === "number") win.pid = w.pid;
+        const token = w.env?.[SPAWN_TOKEN_VAR];
+        if (typeof token === "string" && SPAWN_TOKEN.test(token)) win.spawnToken = token;
         return win;
       }),
     }))

@@ -40,7 +40,7 @@ export interface OpenSpec {
    * (the ownership marks; a spawn token fits here too).
    */
   options: ReadonlyArray<readonly [string, string]>;
-  /** The title, already format-escaped. */
+  /** The title, already escaped for `select-pane -T` (`escapeTitle`: no format, no style). */
   title: string;
   /** The layout commands of the split's window once the new pane is in it (none: leave it). */
   layout?: (added: AddedPane) => string[][];

@@ -221,4 +221,23 @@ export function escapeFormat(text: string): string {
   return text.replace(/#+(?!\[|#)/g, (run) => run + run);
 }
 
+/**
+ * Escapes a pane title for `select-pane -T` so that it neither expands as a format nor restyles
+ * anything where tmux draws it. Every run of `#` is doubled: format expansion halves the runs
+ * not followed by `[` back to the original (see {@linkcode escapeFormat}) and keeps the runs
+ * followed by `[` as they are, so the stored title holds every `#[` with an even run of `#`
+ * before it. tmux draws the status line and pane borders through its style parser, which reads
+ * `#[…]` as a style (`#[fg=red]`, `#[range=…]`, `#[list=…]`) after an odd run and as plain
+ * text after an even run (observed live on 3.3a through an attached client: a title
+ * `AAA#[fg=red,bg=blue]EVIL` coloured the status line; `AAA##[fg=red,bg=blue]EVIL` showed
+ * `AAA#[fg=red,bg=blue]EVIL`; the run handling is `format_draw` in
+ * https://github.com/tmux/tmux/blob/3.3a/format-draw.c).
+ *
+ * @param text The clean title.
+ * @returns The argument for `select-pane -T`.
+ */
+export function escapeTitle(text: string): string {
+  return text.replace(/#+/g, (run) => run + run);
+}
+
 const unparseable = (what: string, raw: string) => unparseableOutput("tmux", what, raw, "tmux -V");

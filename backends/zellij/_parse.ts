@@ -58,6 +58,9 @@ const PaneSchema = z.object({
   exited: z.boolean().optional(),
   is_held: z.boolean().optional(),
   tab_id: z.number().int().min(0).optional(),
+  // "the stringified version of the command and its cli arguments" of a command pane
+  // (zellij-utils/src/data.rs `PaneInfo`): where muxbridge's spawn token is found.
+  terminal_command: z.string().nullable().optional(),
 });
 
 const PaneListSchema = z.array(PaneSchema);
@@ -76,6 +79,8 @@ export interface ZellijPane {
   focused: boolean;
   /** The tab the pane is in, when listed. */
   tabId?: number;
+  /** The command the pane was started with, as zellij shows it (command panes only). */
+  command?: string;
 }
 
 /**
@@ -98,6 +103,7 @@ export function parsePaneList(stdout: string): ZellijPane[] {
       focused: p.is_focused === true,
     };
     if (p.tab_id !== undefined) pane.tabId = p.tab_id;
+    if (typeof p.terminal_command === "string") pane.command = p.terminal_command;
     return pane;
   });
 }

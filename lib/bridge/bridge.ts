@@ -11,6 +11,8 @@
  */
 
 import type { Credentials } from "../opencode/attach.ts";
+import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
+import { type HeldCredentials, helloCredentials, startCredentials } from "./_credentials.ts";
 import type { Backend } from "../backend.ts";
 import type { CleanupReport } from "../session/cleanup.ts";
 import type { Config } from "../config.ts";
@@ -47,7 +49,10 @@ export interface BridgeStart {
   url?: string;
   /** `--dir`, else the current directory. */
   directory: string;
-  /** Credentials from the environment (`OPENCODE_SERVER_USERNAME`/`PASSWORD`). */
+  /**
+   * Credentials from the environment (`OPENCODE_SERVER_USERNAME`/`PASSWORD`). They belong to
+   * `url`'s server; without `url`, to the server the first `bridge.hello` names.
+   */
   auth?: { username: string; password: string };
 }
 
@@ -69,11 +74,11 @@ export interface BridgeDeps {
   loopDeps(config: Config, emit: (message: OutMessage) => void): SessionLoopDeps;
   /**
    * Reclaims panes of dead owners on this backend (`runCleanup` with this bridge as `self`);
-   * absent: no start-up cleanup.
+   * absent: no start-up cleanup. The credentials may go only to the grant's origin.
    */
   reclaim?(
     backend: Backend,
-    auth: Credentials | undefined,
+    grant: CredentialGrant | undefined,
     onCorrupt: (entry: { file: string; reason: string }) => void,
   ): Promise<CleanupReport>;
 }
@@ -83,6 +88,8 @@ interface Session {
   config: Config;
   selection: Selection;
   loop: SessionLoop;
+  /** The credentials held and the server origin each may go to. */
+  credentials: HeldCredentials;
 }
 
 /**
@@ -98,12 +105,19 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 
   const config = deps.resolveConfig();
   const selection = await deps.select(config);
-  const server = startServer(deps.start, log, emit);
-  const ctx = contextFor(selection, server.url, deps.start.directory, server.auth);
+  const server = startServer(deps.start, log);
+  const held = startCredentials(server.url, deps.start.auth);
+  const ctx = contextFor(
+    selection,
+    server.url,
+    deps.start.directory,
+    credentialsFor(server.url, held.grant),
+  );
   const session: Session = {
     config,
     selection,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
+    credentials: held,
   };
   let stopping = false;
   let stop!: (why: string) => void;
@@ -113,7 +127,11 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   // after `ready` killed ~2 of 3 such processes under Deno and under Bun).
   const unsubscribe = io.onSignal((signal) => stop(signal));
   emitReady(emit, deps.version, selection);
-  const reclaiming = reclaim(deps, selection, ctx.auth, emit, () => session.loop);
+  // `ready` is always first: a start URL the caller did not check is reported after it.
+  if (server.error) {
+    emit({ type: "error", code: "invalid_config", message: server.error, line: null });
+  }
+  const reclaiming = reclaim(deps, selection, held.grant, emit, () => session.loop);
 
   const reading = (async () => {
     // Lines come in batches (one per input chunk): the hot path for noise is a plain loop.
@@ -173,13 +191,13 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
 async function reclaim(
   deps: BridgeDeps,
   selection: Selection,
-  auth: Credentials | undefined,
+  grant: CredentialGrant | undefined,
   emit: (m: OutMessage) => void,
   loop: () => SessionLoop,
 ): Promise<void> {
   if (!deps.reclaim || !selection.ok) return;
   try {
-    const report = await deps.reclaim(selection.backend, auth, (c) =>
+    const report = await deps.reclaim(selection.backend, grant, (c) =>
       emit({
         type: "error",
         code: "state_corrupt",
@@ -239,23 +257,20 @@ function emitReady(emit: (m: OutMessage) => void, version: string, selection: Se
   );
 }
 
-/** The starting server URL, normalised (null: none, or unusable, which is reported). */
+/** The starting server URL, normalised (null: none, or unusable: `error` says why). */
 function startServer(
   start: BridgeStart,
   log: Logger,
-  emit: (m: OutMessage) => void,
-): { url: string | null; auth: Credentials | undefined } {
+): { url: string | null; error?: string } {
   if (start.url) {
     try {
-      const normalized = normalizeServerUrl(start.url);
-      // Credentials in the URL name this server; they win over the environment's.
-      return { url: normalized.url, auth: normalized.auth ?? start.auth };
+      return { url: normalizeServerUrl(start.url).url };
     } catch (err) {
       log.error((err as Error).message);
-      emit({ type: "error", code: "invalid_config", message: (err as Error).message, line: null });
+      return { url: null, error: (err as Error).message };
     }
   }
-  return { url: null, auth: start.auth };
+  return { url: null };
 }
 
 /** The loop context for a selection and an already normalised server URL. */
@@ -318,14 +333,9 @@ async function hello(
 ): Promise<void> {
   let config: Config;
   let url: string;
-  let auth = msg.auth
-    ? { username: msg.auth.username ?? "opencode", password: msg.auth.password }
-    : session.loop.context.auth;
   try {
     config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
-    const normalized = normalizeServerUrl(msg.serverUrl);
-    url = normalized.url;
-    auth = msg.auth ? auth : normalized.auth ?? auth;
+    url = normalizeServerUrl(msg.serverUrl).url;
     validateDirectory(msg.directory);
   } catch (err) {
     const e = toMuxError(err);
@@ -352,6 +362,8 @@ async function hello(
     }
     session.selection = selection;
   }
+  session.credentials = helloCredentials(session.credentials, msg.auth, url, deps.log);
+  const auth = credentialsFor(url, session.credentials.grant);
   const ctx = contextFor(session.selection, url, msg.directory, auth);
   if (config !== session.config && session.loop.records().length === 0) {
     session.loop = new SessionLoop(deps.loopDeps(config, emit), ctx);

@@ -12,6 +12,7 @@
 
 import { z } from "zod";
 import { describeIssues } from "../config.ts";
+import { MAX_DIRECTORY, SESSION_ID } from "../validate.ts";
 
 /** The protocol version in `ready`. */
 export const PROTOCOL_VERSION = 1;
@@ -28,9 +29,10 @@ export const MAX_LINE_BYTES = 1024 * 1024;
  */
 export const SessionInfoSchema = z.looseObject({
   id: z.string(),
-  parentID: z.string().nullish(),
+  // A parent id is a session id too ("" or absent: a root session).
+  parentID: z.union([z.literal(""), z.string().regex(SESSION_ID, "not a session id")]).nullish(),
   title: z.string().nullish(),
-  directory: z.string().nullish(),
+  directory: z.string().max(MAX_DIRECTORY).nullish(),
 });
 
 /**
@@ -142,6 +144,7 @@ export const SKIP_REASONS = [
   "unsupported_version",
   "backend_unreachable",
   "session_not_found",
+  "limit",
 ] as const;
 
 const ReadySchema = z.object({

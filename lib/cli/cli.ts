@@ -82,29 +82,39 @@ export function commandHelp(command: Command): string {
 /**
  * Parses argv against the command table.
  *
+ * Every flag is checked against the table before anything else happens, and each kind of
+ * mistake gets its own message naming the flag: an unknown flag, a flag missing its value, a
+ * value given to a flag that takes none, a value that looks like a flag. A leading `--` is
+ * dropped, as `npm run x -- args` and `deno task x -- args` pass it on.
+ *
  * @param argv The arguments after the program name.
  * @param commands The command table.
  * @returns Help to print, or the command to run with its invocation.
  * @throws {MuxError} `usage` for an unknown command or flag, a missing or extra argument, or an
  *   invalid global flag value.
+ *
+ * @example
+ * ```ts
+ * import { parseInvocation } from "./cli.ts";
+ * import { COMMANDS } from "./commands/mod.ts";
+ * const parsed = parseInvocation(["--", "close", "%3", "--json"], COMMANDS);
+ * if (parsed.kind === "run") parsed.invocation.positionals; // ["%3"]
+ * ```
  */
 export function parseInvocation(argv: readonly string[], commands: readonly Command[]): Parsed {
+  const args = argv[0] === "--" ? argv.slice(1) : [...argv];
   const globalOptions: Record<string, OptionSpec> = Object.fromEntries(
     Object.entries(GLOBAL).map((
       [k, v],
     ) => [k, v.short ? { type: v.type, short: v.short } : { type: v.type }]),
   );
   // Find the command: the first positional, with global flags (and their values) skipped.
-  const scan = parseArgs({
-    args: [...argv],
-    options: { ...globalOptions, json: { type: "boolean" } },
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  });
-  const first = scan.tokens?.find((t) => t.kind === "positional");
+  const scanOptions = { ...globalOptions, json: { type: "boolean" as const } };
+  const scan = tokenize(args, scanOptions);
+  const first = scan.tokens.find((t) => t.kind === "positional");
   const name = first?.kind === "positional" ? first.value : undefined;
   if (name === undefined) {
+    checkFlags(scan.tokens, scanOptions, "muxbridge", "Run `muxbridge --help` for the flags");
     if (scan.values.version) {
       return {
         kind: "run",
@@ -113,7 +123,7 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
       };
     }
     if (scan.values.help) return { kind: "help", text: usageText(commands) };
-    throw new MuxError("usage", "Cannot run without a command", {
+    throw new MuxError("usage", "Cannot run muxbridge without a command", {
       hint: "Run `muxbridge --help` for the list",
     });
   }
@@ -121,14 +131,13 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
   const options: Record<string, OptionSpec> = { ...globalOptions };
   for (const [flag, spec] of Object.entries(command.flags)) options[flag] = { type: spec.type };
   if (command.json) options.json = { type: "boolean" };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new MuxError("usage", `Cannot parse the command line: ${(err as Error).message}`, {
-      hint: `Run \`muxbridge ${command.name} --help\``,
-    });
-  }
+  const parsed = tokenize(args, options);
+  checkFlags(
+    parsed.tokens,
+    options,
+    command.name,
+    `Run \`muxbridge ${command.name} --help\` for its flags`,
+  );
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help) return { kind: "help", text: commandHelp(command) };
   const positionals = parsed.positionals.slice(1);
@@ -164,6 +173,70 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
   const own: Record<string, string | boolean | undefined> = {};
   for (const flag of Object.keys(command.flags)) own[flag] = values[flag];
   return { kind: "run", command, invocation: { values: own, positionals, global } };
+}
+
+/**
+ * The command an argv names, if it names one, whether or not the rest of it is valid (`main.ts`
+ * uses it to let a command that could not start say so in its own format).
+ *
+ * @param argv The arguments after the program name.
+ * @param commands The command table.
+ * @returns The command, or undefined.
+ */
+export function commandNamed(
+  argv: readonly string[],
+  commands: readonly Command[],
+): Command | undefined {
+  const args = argv[0] === "--" ? argv.slice(1) : [...argv];
+  const options = Object.fromEntries(
+    Object.entries(GLOBAL).map(([k, v]) => [k, { type: v.type }]),
+  );
+  const first = tokenize(args, options).tokens.find((t) => t.kind === "positional");
+  return first?.kind === "positional" ? commands.find((c) => c.name === first.value) : undefined;
+}
+
+type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
+
+/** parseArgs without its own errors: {@linkcode checkFlags} words them. */
+function tokenize(args: string[], options: Record<string, OptionSpec>) {
+  const r = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  return { values: r.values, positionals: r.positionals, tokens: r.tokens ?? [] as Token[] };
+}
+
+/** Refuses the first flag that is unknown, lacks its value, or has one it must not have. */
+function checkFlags(
+  tokens: readonly Token[],
+  options: Record<string, OptionSpec>,
+  what: string,
+  hint: string,
+): void {
+  for (const t of tokens) {
+    if (t.kind !== "option") continue;
+    const spec = Object.hasOwn(options, t.name) ? options[t.name] : undefined;
+    const flag = t.rawName;
+    if (!spec) {
+      throw new MuxError("usage", `Cannot run ${what}: unknown flag ${JSON.stringify(flag)}`, {
+        hint,
+      });
+    }
+    if (spec.type === "string" && t.value === undefined) {
+      throw new MuxError("usage", `Cannot run ${what}: ${flag} needs a value`, { hint });
+    }
+    if (spec.type === "boolean" && t.value !== undefined) {
+      throw new MuxError(
+        "usage",
+        `Cannot run ${what}: ${flag} takes no value, got ${JSON.stringify(t.value)}`,
+        { hint },
+      );
+    }
+    if (spec.type === "string" && !t.inlineValue && t.value?.startsWith("-")) {
+      throw new MuxError(
+        "usage",
+        `Cannot run ${what}: the value ${JSON.stringify(t.value)} of ${flag} looks like a flag`,
+        { hint: `Write ${flag}=${t.value} if it is the value` },
+      );
+    }
+  }
 }
 
 function find(commands: readonly Command[], name: string): Command {

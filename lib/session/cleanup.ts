@@ -1,9 +1,15 @@
 /**
- * Reclaims panes left behind by a bridge that is gone: a recorded pane (or a pane carrying
- * muxbridge's marks) whose owner process is dead is closed when its session is deleted, idle, or
- * on a server that does not answer, and kept while the session is busy or the server refuses
- * the credentials (then nothing can be told). Panes of a live owner are never touched; `cli`
- * panes only with `all`. Both `muxbridge cleanup` and a starting bridge run it.
+ * Reclaims panes left behind by a bridge that is gone: a recorded pane whose owner process is
+ * dead is closed when its session is deleted, idle, or on a server that does not answer, and
+ * kept while the session is busy or the server refuses the credentials (then nothing can be
+ * told). Panes of a live owner are never touched; `cli` panes only with `all`. Both
+ * `muxbridge cleanup` and a starting bridge run it.
+ *
+ * Ownership needs a record: multiplexer marks (tmux pane options, kitty user vars) can be set by
+ * any program that talks to the multiplexer, so a marked pane without a record is reported and
+ * kept, never closed. The pane the caller runs in is never closed. Credentials go only to the
+ * origin they were given for (`CleanupDeps.grant`): a record naming another server is asked
+ * without them.
  *
  * @module
  */
@@ -15,8 +21,11 @@ import { toMuxError } from "../sys/errors.ts";
 import type { BackendName } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
+import type { Credentials } from "../opencode/attach.ts";
+import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import { ownerAlive, type Processes } from "../sys/processes.ts";
+import { isPending, type PendingRecord, resolveLostSpawn } from "./lost_spawns.ts";
 
 /** One pane cleanup looked at, and what it decided. */
 export interface CleanupEntry {
@@ -51,8 +60,15 @@ export interface CleanupDeps {
   backends: Partial<Record<BackendName, Backend>>;
   /** The process seam. */
   processes: Processes;
-  /** A server client for a recorded server URL (null: none can be built). */
-  client(serverUrl: string): OpencodeClient | null;
+  /**
+   * A server client for a recorded server URL (null: none can be built), with the credentials
+   * cleanup decided to send (none for an origin other than the grant's).
+   */
+  client(serverUrl: string, auth: Credentials | undefined): OpencodeClient | null;
+  /** The credentials and the one server origin they were given for. */
+  grant?: CredentialGrant;
+  /** The panes the caller itself runs in (by backend); never closed. */
+  callerPanes?: ReadonlyArray<{ backend: BackendName; paneId: string }>;
   /** The clock. */
   clock: Clock;
   /** Logs. */
@@ -80,7 +96,8 @@ async function sessionVerdict(
   deps: CleanupDeps,
 ): Promise<Verdict> {
   if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
-  const client = deps.client(record.server);
+  const auth = credentialsFor(record.server, deps.grant);
+  const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
   // The status map and the lookup are per project directory (research opencode-peer.md §4).
   const call = record.directory ? { directory: record.directory } : {};
@@ -99,7 +116,12 @@ async function sessionVerdict(
     const e = toMuxError(err);
     // A server that answers but refuses the credentials may well run the session: keep it.
     if (e.code === "auth_failed") {
-      return { close: false, reason: "server refused the credentials; session state unknown" };
+      return {
+        close: false,
+        reason: auth || !deps.grant
+          ? "auth_failed: the server refused the credentials; session state unknown"
+          : `auth_failed: the server asks for credentials, which are only sent to ${deps.grant.origin}; session state unknown`,
+      };
     }
     return { close: true, reason: `server unreachable (${e.code})` };
   }
@@ -124,13 +146,18 @@ export async function runCleanup(
   }
   const seen = new Set<string>();
 
-  const decide = async (
-    entry: Omit<CleanupEntry, "reason">,
-    owner: string,
-    record: PaneRecord | undefined,
-    pid: number | undefined,
-  ) => {
+  const decide = async (record: PaneRecord) => {
+    const entry = { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId };
+    const owner = record.owner;
     const keep = (reason: string) => report.kept.push({ ...entry, reason });
+    if (
+      deps.callerPanes?.some((p) => p.backend === entry.backend && p.paneId === entry.paneId)
+    ) {
+      deps.log.warn(
+        `kept ${entry.backend} pane ${entry.paneId}: a record names the pane muxbridge runs in`,
+      );
+      return keep("the pane muxbridge runs in");
+    }
     if (owner === options.self) return keep("owned by this bridge");
     if (owner === "cli" && !options.all) return keep("opened by `muxbridge spawn`; use --all");
     if (owner !== "cli" && ownerAlive(deps.processes, owner)) return keep("owner running");
@@ -147,11 +174,11 @@ export async function runCleanup(
         graceMs: deps.graceMs,
         clock: deps.clock,
         processes: deps.processes,
-        pid,
-        pidStart: record?.pidStart,
+        pid: record.pid,
+        pidStart: record.pidStart,
       });
     if (info === null) {
-      if (!options.dryRun && record) {
+      if (!options.dryRun) {
         // The pane went away (closed by hand?) but its program may have survived it.
         try {
           await close();
@@ -163,18 +190,15 @@ export async function runCleanup(
       report.closed.push({ ...entry, reason: "already gone" });
       return;
     }
-    const verdict = await sessionVerdict(
-      { sessionId: entry.sessionId, server: record?.server, directory: record?.directory },
-      deps,
-    );
+    const verdict = await sessionVerdict(record, deps);
     if (!verdict.close) {
-      if (verdict.busy && record) report.adoptable.push({ record, ...verdict.busy });
+      if (verdict.busy) report.adoptable.push({ record, ...verdict.busy });
       return keep(verdict.reason);
     }
     if (!options.dryRun) {
       try {
         await close();
-        if (record) deps.store.remove(record.backend, record.paneId);
+        deps.store.remove(record.backend, record.paneId);
       } catch (err) {
         return keep(`close failed: ${toMuxError(err).message}`);
       }
@@ -183,15 +207,15 @@ export async function runCleanup(
   };
 
   for (const record of records) {
+    if (isPending(record)) {
+      await resolvePending(record, deps, options, report);
+      continue;
+    }
     seen.add(`${record.backend}\0${record.paneId}`);
-    await decide(
-      { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId },
-      record.owner,
-      record,
-      record.pid,
-    );
+    await decide(record);
   }
-  // Panes that carry marks but no record (a crash between the split and the record).
+  // Panes that carry marks but no record: marks are hints anyone on the multiplexer can set,
+  // never proof of ownership. Reported, never closed.
   for (const backend of Object.values(deps.backends)) {
     if (!backend?.capabilities.marks) continue;
     let marked;
@@ -202,14 +226,58 @@ export async function runCleanup(
       continue;
     }
     for (const pane of marked) {
-      if (seen.has(`${backend.name}\0${pane.paneId}`) || !pane.owner || !pane.sessionId) continue;
-      await decide(
-        { paneId: pane.paneId, backend: backend.name, sessionId: pane.sessionId },
-        pane.owner,
-        undefined,
-        pane.pid,
-      );
+      if (seen.has(`${backend.name}\0${pane.paneId}`) || !pane.sessionId) continue;
+      report.kept.push({
+        paneId: pane.paneId,
+        backend: backend.name,
+        sessionId: pane.sessionId,
+        reason: "marked but not recorded: marks alone never make a pane muxbridge's",
+      });
     }
   }
   return report;
+}
+
+/**
+ * A pending record (a spawn that never finished) of an owner that is gone: the pane it may have
+ * made is found by its token and closed, and the record removed (see `lost_spawns.ts`). A live
+ * owner's spawn is still in flight and left alone.
+ */
+async function resolvePending(
+  record: PendingRecord,
+  deps: CleanupDeps,
+  options: CleanupOptions,
+  report: CleanupReport,
+): Promise<void> {
+  const entry = { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId };
+  const keep = (reason: string) => void report.kept.push({ ...entry, reason });
+  if (record.owner === options.self) return keep("a spawn of this bridge");
+  if (record.owner === "cli" && !options.all) return keep("a `muxbridge spawn`; use --all");
+  if (record.owner !== "cli" && ownerAlive(deps.processes, record.owner)) {
+    return keep("spawn in progress");
+  }
+  const backend = deps.backends[record.backend];
+  if (!backend) return keep(`${record.backend} not available here`);
+  const reason = "left by a spawn whose answer was lost";
+  if (options.dryRun) {
+    try {
+      for (const pane of await backend.findSpawned(record.token)) {
+        report.closed.push({ ...entry, paneId: pane.paneId, reason });
+      }
+    } catch (err) {
+      keep(`cannot look for the pane: ${toMuxError(err).message}`);
+    }
+    return;
+  }
+  const outcome = await resolveLostSpawn(backend, record, {
+    store: deps.store,
+    clock: deps.clock,
+    processes: deps.processes,
+    graceMs: deps.graceMs,
+    log: deps.log,
+  }, true);
+  if (outcome.kind === "unresolved") return keep(outcome.reason);
+  if (outcome.kind === "closed") {
+    for (const paneId of outcome.panes) report.closed.push({ ...entry, paneId, reason });
+  }
 }

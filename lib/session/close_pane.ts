@@ -103,10 +103,12 @@ export async function closePane(
   let last: PaneInfo | null | undefined = before;
   if (!before?.dead) {
     if (await unlessGone(() => backend.interrupt(paneId, options.signal))) {
-      if (recorded) {
+      // "Gone" from the interrupt is the backend's reading of an error (cmux: the terminal
+      // session ended): the pane itself is only gone once it is no longer listed.
+      last = await backend.inspect(paneId, options.signal);
+      if (last === null && recorded) {
         return { alreadyGone: true, killed: false, programTerminated: await survivor() };
       }
-      last = null;
     } else if (options.graceMs > 0) {
       const wait = {
         deadline: clock.now() + options.graceMs,

@@ -35,7 +35,14 @@ import {
   transition,
 } from "./machine.ts";
 import { type PollTarget, StatusPoller } from "../opencode/status_poller.ts";
+import {
+  type LostSpawnDeps,
+  type PendingRecord,
+  resolveLostSpawn,
+  spawnRecorded,
+} from "./lost_spawns.ts";
 import { cleanTitle, SESSION_ID, validateDirectory } from "../validate.ts";
+import { originOf } from "../opencode/origin.ts";
 
 /** Where panes go and what they attach to; replaced by a `bridge.hello`. */
 export interface LoopContext {
@@ -140,6 +147,9 @@ export class SessionLoop {
   #settled: Array<() => void> = [];
   /** Terminations of programs that outlived a gone pane, still running. */
   readonly #reaping = new Set<Promise<void>>();
+  /** Failed spawns whose pane may still show up, by spawn token (see lost_spawns.ts). */
+  readonly #lostSpawns = new Map<string, { backend: Backend; record: PendingRecord }>();
+  #sweeping: Promise<void> = Promise.resolve();
   #warnedUnreachable = false;
 
   /**
@@ -204,6 +214,9 @@ export class SessionLoop {
         const title = cleanTitle(info.title);
         let record = this.#records.get(info.id);
         if (!record) {
+          if (this.#records.size >= this.#deps.config.max_tracked_sessions) {
+            return this.#overLimit(info.id, input.kind === "created");
+          }
           record = newRecord(info.id, info.parentId, title, info.directory);
           this.#records.set(info.id, record);
         } else {
@@ -234,7 +247,7 @@ export class SessionLoop {
   /**
    * Takes over the pane a dead bridge left for a session that is still busy, so its idle or
    * delete closes it and a later busy does not open a second pane. Only for a session this loop
-   * has not seen, on the loop's own backend.
+   * has not seen, on the loop's own backend and of the loop's own server (origin).
    *
    * @param pane The dead bridge's record of the pane (its session is known busy).
    * @param parentId The session's parent, when the server said.
@@ -244,6 +257,11 @@ export class SessionLoop {
     const backend = this.#ctx.backend;
     if (this.#shuttingDown || !backend || backend.name !== pane.backend) return false;
     if (this.#records.has(pane.sessionId) || !SESSION_ID.test(pane.sessionId)) return false;
+    // Only a pane of this bridge's own server: its polls (with this bridge's credentials) must
+    // be about the adopted session, and a record naming another server gets none of them.
+    const origin = originOf(this.#ctx.serverUrl);
+    if (origin === null || originOf(pane.server) !== origin) return false;
+    if (this.#records.size >= this.#deps.config.max_tracked_sessions) return false;
     this.#records.set(
       pane.sessionId,
       newRecord(pane.sessionId, parentId, pane.title, pane.directory),
@@ -297,6 +315,8 @@ export class SessionLoop {
     }
     await this.#whenSettled();
     await Promise.all(this.#reaping);
+    // Whatever the close_on_exit setting: such a pane was never opened for the user.
+    await this.#sweepLostSpawns(true);
     this.#stopTimers();
     return this.#closedAtShutdown;
   }
@@ -315,6 +335,19 @@ export class SessionLoop {
       "invalid_argument",
       `Cannot use session id ${JSON.stringify(id.slice(0, 80))}`,
     );
+  }
+
+  /** A new child beyond `max_tracked_sessions`: no record, no pane, said once at creation. */
+  #overLimit(id: string, created: boolean): void {
+    const max = this.#deps.config.max_tracked_sessions;
+    this.#deps.log.debug(`${id}: not tracked: ${max} sessions are (max_tracked_sessions)`);
+    if (!created) return;
+    this.#deps.emit({
+      type: "pane.skipped",
+      sessionID: id,
+      reason: "limit",
+      hint: `This bridge already tracks ${max} child sessions; raise max_tracked_sessions`,
+    });
   }
 
   #feedKnown(id: string, event: MachineEvent): void {
@@ -540,38 +573,24 @@ export class SessionLoop {
       return;
     }
     const backend = this.#ctx.backend!;
-    try {
-      const pane = await backend.spawn(req);
-      const handle = this.#handle(backend, pane.pid);
-      this.#handles.set(id, handle);
-      try {
-        this.#deps.store.put({
-          sessionId: id,
-          paneId: pane.paneId,
-          backend: backend.name,
-          title: record.title,
-          openedAt: new Date(this.#deps.clock.now()).toISOString(),
-          owner: this.#deps.owner,
-          ...(this.#ctx.serverUrl ? { server: this.#ctx.serverUrl } : {}),
-          directory: req.cwd,
-          ...(handle.pid !== undefined ? { pid: handle.pid } : {}),
-          ...(handle.pidStart !== undefined ? { pidStart: handle.pidStart } : {}),
-        });
-      } catch (err) {
-        this.#deps.log.warn(
-          `cannot record pane ${pane.paneId} in ${this.#deps.store.dir}: ${(err as Error).message}`,
-        );
-      }
-      this.#feed(id, {
-        type: "spawned",
-        paneId: pane.paneId,
-        backend: backend.name,
-        ...(pane.arranged ? { arranged: true } : {}),
-      });
-      this.#ensureWatch();
-    } catch (err) {
-      const e = toMuxError(err);
+    // The pending record goes first: a pane made by a spawn whose answer is lost is still ours.
+    const spawned = await spawnRecorded(backend, req, {
+      sessionId: id,
+      title: record.title,
+      openedAt: new Date(this.#deps.clock.now()).toISOString(),
+      owner: this.#deps.owner,
+      ...(this.#ctx.serverUrl ? { server: this.#ctx.serverUrl } : {}),
+      directory: req.cwd,
+    }, this.#lostSpawnDeps());
+    if (!spawned.ok) {
+      const e = toMuxError(spawned.error);
       this.#deps.log.warn(`${id}: cannot open pane: ${e.message}`);
+      const { outcome, pending } = spawned;
+      if (outcome.kind === "unresolved" || (outcome.kind === "none" && outcome.kept)) {
+        // The multiplexer may still make the pane: look again on each watch tick and at bye.
+        this.#lostSpawns.set(pending.token, { backend, record: pending });
+        this.#ensureWatch();
+      }
       const skip = skipFor(e);
       this.#feed(id, {
         type: "spawn_failed",
@@ -579,7 +598,76 @@ export class SessionLoop {
         message: e.message,
         ...(skip ? { skip: { reason: skip, hint: e.hint ?? e.message } } : {}),
       });
+      return;
     }
+    const { pane, pending } = spawned;
+    const handle = this.#handle(backend, pane.pid);
+    this.#handles.set(id, handle);
+    try {
+      this.#deps.store.put({
+        sessionId: id,
+        paneId: pane.paneId,
+        backend: backend.name,
+        title: record.title,
+        openedAt: new Date(this.#deps.clock.now()).toISOString(),
+        owner: this.#deps.owner,
+        ...(this.#ctx.serverUrl ? { server: this.#ctx.serverUrl } : {}),
+        directory: req.cwd,
+        ...(handle.pid !== undefined ? { pid: handle.pid } : {}),
+        ...(handle.pidStart !== undefined ? { pidStart: handle.pidStart } : {}),
+      });
+      this.#deps.store.remove(backend.name, pending.paneId);
+    } catch (err) {
+      this.#deps.log.warn(
+        `cannot record pane ${pane.paneId} in ${this.#deps.store.dir}: ${(err as Error).message}`,
+      );
+    }
+    this.#feed(id, {
+      type: "spawned",
+      paneId: pane.paneId,
+      backend: backend.name,
+      ...(pane.arranged ? { arranged: true } : {}),
+    });
+    this.#ensureWatch();
+  }
+
+  /** What resolving a lost spawn needs. */
+  #lostSpawnDeps(): LostSpawnDeps {
+    return {
+      store: this.#deps.store,
+      clock: this.#deps.clock,
+      processes: this.#deps.processes,
+      graceMs: this.#deps.config.close_grace_ms,
+      log: this.#deps.log,
+    };
+  }
+
+  /**
+   * Looks again for the panes of this loop's failed spawns that the multiplexer may still make
+   * (one look at a time). `final` (at shutdown) drops the records of spawns that left nothing.
+   */
+  #sweepLostSpawns(final: boolean): Promise<void> {
+    this.#sweeping = this.#sweeping.then(async () => {
+      for (const [token, lost] of [...this.#lostSpawns]) {
+        const outcome = await resolveLostSpawn(
+          lost.backend,
+          lost.record,
+          this.#lostSpawnDeps(),
+          final,
+        );
+        if (outcome.kind === "closed") {
+          this.#deps.log.warn(
+            `${lost.record.sessionId}: closed pane ${
+              outcome.panes.join(", ")
+            }, made late by a spawn whose answer was lost`,
+          );
+        }
+        if (outcome.kind !== "unresolved" && !(outcome.kind === "none" && outcome.kept)) {
+          this.#lostSpawns.delete(token);
+        }
+      }
+    });
+    return this.#sweeping;
   }
 
   /** A handle for a new pane; its pid is kept only with evidence it is the pane's program. */
@@ -773,10 +861,13 @@ export class SessionLoop {
         }
         await Promise.all(suspects.map(({ id, paneId }) => this.#check(backend, id, paneId)));
       }));
+      if (this.#lostSpawns.size > 0) await this.#sweepLostSpawns(false);
     } finally {
       this.#watching = false;
     }
-    if (this.records().some((r) => r.state.kind === "open")) this.#ensureWatch();
+    if (this.records().some((r) => r.state.kind === "open") || this.#lostSpawns.size > 0) {
+      this.#ensureWatch();
+    }
   }
 
   /** Inspects one pane; a pane that is gone or dead is reported `gone`. */

@@ -1,54 +1,94 @@
 /**
  * Durable records of the panes muxbridge owns, one file per pane under the state directory, so
  * concurrent bridges never overwrite each other's records and a `kill -9` loses nothing already
- * written (write to a temporary file, rename). `list` and `cleanup` read them; a corrupt file is
- * reported and moved aside, never fatal.
+ * written (write to a fresh temporary file, rename). `list` and `cleanup` read them; a corrupt
+ * file is reported and moved aside, never fatal.
+ *
+ * The state directory is private (`lib/sys/private_fs.ts`): created 0700, refused when another
+ * user owns it or can write to it; records are opened without following symbolic links, only
+ * regular files of this user are read, and every field is validated before anything acts on it
+ * (a record names a pane to close, a pid to signal and a server to call).
  *
  * No fsync: a record only has to outlive the bridge process, and the kernel keeps a written file
  * when its writer dies; what an fsync adds is surviving an OS crash or power loss, which ends every
  * pane a record could name (the multiplexer's server with them). It cost 5–20 ms per pane on a
  * shared VM, serialised in the spawn queue (`bench/burst.ts`: a burst of 50 spent most of its time
- * in it).
+ * in it). The write is otherwise the private one (`O_EXCL|O_NOFOLLOW`, 0600, rename).
  *
  * @module
  */
 
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
-import process from "node:process";
+import { readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
 import { BACKEND_NAMES } from "../identity.ts";
+import {
+  ensurePrivateDir,
+  ensurePrivateSubdir,
+  readPrivateFile,
+  writePrivateFile,
+} from "../sys/private_fs.ts";
+import {
+  hasUnsafeChars,
+  MAX_DIRECTORY,
+  MAX_TARGET,
+  SESSION_ID,
+  validateServerUrlText,
+} from "../validate.ts";
+import { SPAWN_TOKEN } from "../spawn_token.ts";
+
+/** The largest record file read; a record is a few hundred bytes. */
+const MAX_RECORD_BYTES = 64 * 1024;
+
+const safeText = (max: number) =>
+  z.string().max(max).refine((v) => !hasUnsafeChars(v), "holds control or format characters");
 
 /**
- * One owned pane, as recorded.
+ * One owned pane, as recorded. Every field is checked: the pane id is safe to hand to a
+ * multiplexer, the pid is one muxbridge could signal, the server an http(s) URL without
+ * credentials. With `state: "pending"` it is a spawn in flight (written before the spawn runs,
+ * so a pane the multiplexer makes is muxbridge's even when the spawn's answer is lost): its
+ * `paneId` is `pending:<token>` until the pane is known, and the pane, if any, carries `token`
+ * (see `lib/session/lost_spawns.ts`).
  *
  * @internal
  */
 export const PaneRecordSchema = z.strictObject({
-  sessionId: z.string(),
-  paneId: z.string(),
+  sessionId: z.string().regex(SESSION_ID, "not a session id"),
+  paneId: safeText(MAX_TARGET).min(1).refine((v) => !v.startsWith("-"), 'starts with "-"'),
   backend: z.enum(BACKEND_NAMES),
-  title: z.string(),
-  openedAt: z.string(),
-  owner: z.string().describe('"cli", or "<pid>:<start>" of the bridge that opened it'),
-  server: z.string().optional(),
-  directory: z.string().optional(),
-  pid: z.number().int().optional(),
-  pidStart: z.string().optional().describe(
+  title: safeText(256),
+  openedAt: z.iso.datetime(),
+  owner: z.string().regex(/^(?:cli|\d{1,10}:(?:\d{1,20}|\?))$/).describe(
+    '"cli", or "<pid>:<start>" of the bridge that opened it',
+  ),
+  server: z.string().max(2048).refine(
+    validateServerUrlText,
+    "not an http(s) URL without credentials",
+  )
+    .optional(),
+  directory: safeText(MAX_DIRECTORY).refine((v) => v.startsWith("/") || /^[A-Za-z]:[\\/]/.test(v))
+    .optional(),
+  pid: z.number().int().min(2).max(2 ** 22).optional(),
+  pidStart: z.string().regex(/^\d{1,20}$/).optional().describe(
     "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
   ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
-});
+  state: z.literal("pending").optional().describe(
+    "A spawn in flight or whose answer was lost; absent: the pane is open",
+  ),
+  token: z.string().regex(SPAWN_TOKEN).optional().describe(
+    "The spawn token the pane of a pending spawn carries",
+  ),
+}).refine(
+  (r) =>
+    r.state === "pending"
+      ? r.token !== undefined && r.paneId === `pending:${r.token}`
+      : r.token === undefined,
+  { message: 'A pending record has a token and the pane id "pending:<token>"; others have none' },
+);
 
 /**
  * One owned pane.
@@ -61,7 +101,10 @@ export type PaneRecord = z.output<typeof PaneRecordSchema>;
 export interface PaneListing {
   /** The readable records. */
   records: PaneRecord[];
-  /** Files that could not be read, each moved aside, with the reason. */
+  /**
+   * Files that could not be used, each moved aside, with the reason (corrupt, or refused: a
+   * symbolic link, not a regular file, another user's).
+   */
   corrupt: Array<{ file: string; reason: string }>;
 }
 
@@ -69,7 +112,12 @@ export interface PaneListing {
 export interface PaneStore {
   /** Where the records live. */
   readonly dir: string;
-  /** Writes (or replaces) a record durably. */
+  /**
+   * Writes (or replaces) a record durably.
+   *
+   * @throws {MuxError} `invalid_config` when the state directory became unsafe.
+   * @throws {z.ZodError} when the record is malformed (a bug of the caller).
+   */
   put(record: PaneRecord): void;
   /** Removes a record; a missing one is fine. */
   remove(backend: string, paneId: string): void;
@@ -87,10 +135,12 @@ function fileName(backend: string, paneId: string): string {
 }
 
 /**
- * A store over `<dir>/panes/`.
+ * A store over `<dir>/panes/`. The directory is created 0700 (or checked) at once.
  *
  * @param dir The state directory.
  * @returns The store.
+ * @throws {MuxError} `invalid_config` (exit 3) when the state directory is another user's,
+ *   writable by others, or cannot be created; the message names the path and the fix.
  *
  * @example
  * ```ts ignore
@@ -100,55 +150,54 @@ function fileName(backend: string, paneId: string): string {
  * ```
  */
 export function createPaneStore(dir: string): PaneStore {
-  const panes = `${dir}/panes`;
-  const ensure = () => mkdirSync(panes, { recursive: true, mode: 0o700 });
+  const root = ensurePrivateDir(dir);
+  // Checked again before each use: a long-running bridge must not follow a swapped directory.
+  const panes = () => ensurePrivateSubdir(root, "panes");
   return {
     dir,
     put(record) {
-      ensure();
-      const target = `${panes}/${fileName(record.backend, record.paneId)}`;
-      const tmp = `${target}.${process.pid}.tmp`;
-      const fd = openSync(tmp, "w", 0o600);
-      try {
-        writeSync(fd, JSON.stringify(record));
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, target);
+      const checked = PaneRecordSchema.parse(record);
+      writePrivateFile(
+        join(panes(), fileName(checked.backend, checked.paneId)),
+        JSON.stringify(checked),
+        { sync: false },
+      );
     },
     remove(backend, paneId) {
-      rmSync(`${panes}/${fileName(backend, paneId)}`, { force: true });
+      rmSync(join(panes(), fileName(backend, paneId)), { force: true });
     },
     list() {
       const listing: PaneListing = { records: [], corrupt: [] };
-      let names: string[];
-      try {
-        names = readdirSync(panes);
-      } catch {
-        return listing;
-      }
-      for (const name of names.sort()) {
-        if (!name.endsWith(".json")) continue;
-        const path = `${panes}/${name}`;
-        let reason: string;
+      const where = panes();
+      for (const name of readdirSync(where).sort()) {
+        if (!name.endsWith(".json")) continue; // temporary files of a writer (or a dead one)
+        const path = join(where, name);
+        const read = readPrivateFile(path, MAX_RECORD_BYTES);
+        if (!read.ok && read.gone) continue; // removed meanwhile
+        const reason = read.ok ? recordProblem(read.text, listing) : `refused: ${read.reason}`;
+        if (reason === null) continue;
         try {
-          const parsed = PaneRecordSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
-          if (parsed.success) {
-            listing.records.push(parsed.data);
-            continue;
-          }
-          reason = "not a pane record";
-        } catch (err) {
-          if ((err as { code?: string }).code === "ENOENT") continue; // removed meanwhile
-          reason = err instanceof SyntaxError ? "not valid JSON" : (err as Error).message;
-        }
-        try {
-          mkdirSync(`${dir}/corrupt`, { recursive: true });
-          renameSync(path, `${dir}/corrupt/${name}`);
+          // The move renames the entry itself (a symbolic link stays a link, never followed)
+          // into a private directory checked the same way.
+          renameSync(path, join(ensurePrivateSubdir(root, "corrupt"), name));
         } catch { /* reported either way */ }
         listing.corrupt.push({ file: path, reason });
       }
       return listing;
     },
   };
+}
+
+/** Parses a record's text into the listing; returns why it is unusable, or null. */
+function recordProblem(text: string, listing: PaneListing): string | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return "not valid JSON";
+  }
+  const parsed = PaneRecordSchema.safeParse(json);
+  if (!parsed.success) return "not a pane record";
+  listing.records.push(parsed.data);
+  return null;
 }

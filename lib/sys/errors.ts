@@ -8,48 +8,72 @@
  * @module
  */
 
-/** Every condition a caller may need to tell apart. A closed union: add a code here first. */
-export type ErrorCode =
-  /** argv or a flag value is wrong (exit 2). */
-  | "usage"
-  /** A config file, environment value or hello config is invalid (exit 3). */
-  | "invalid_config"
-  /** No multiplexer is usable here (exit 3). */
-  | "no_backend"
-  /** A program to run is not installed or not executable (exit 3). */
-  | "binary_not_found"
-  /** A program is older than muxbridge supports (exit 3). */
-  | "unsupported_version"
-  /** A program did not finish within its timeout and was killed. */
-  | "timed_out"
-  /** The caller aborted the operation (exit 130 in CLI mode). */
-  | "interrupted"
-  /** A program exited with a code its caller does not accept. */
-  | "command_failed"
-  /** A program printed something that does not have the expected shape. */
-  | "unparseable_output"
-  /** The multiplexer does not know the pane. */
-  | "pane_not_found"
-  /** The multiplexer has no room for another pane. */
-  | "no_space"
-  /** A value (pane id, title, directory, session id) is unsafe or malformed. */
-  | "invalid_argument"
-  /** The pane is not one muxbridge opened. */
-  | "not_owned"
-  /** The OpenCode server does not answer. */
-  | "server_unreachable"
-  /** The OpenCode server refused the credentials. */
-  | "auth_failed"
-  /** The backend cannot pass credentials to a pane without exposing them. */
-  | "auth_unsupported"
-  /** The backend cannot do this operation at all. */
-  | "unsupported"
-  /** The multiplexer itself (its server, its socket) is not reachable. */
-  | "backend_unreachable"
-  /** A durable state record cannot be read. */
-  | "state_corrupt"
-  /** A close did not verify: the pane or its program is still there. */
-  | "close_unverified";
+/** CLI exit codes of the contract. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, environment: 3, interrupted: 130 } as const;
+
+/**
+ * Every error code, with its CLI exit code and what it means: the one table that maps codes to
+ * exit codes (README "Exit codes" shows it, generated from here). Usage errors are 2,
+ * environment problems 3, an interruption 130, every other failure 1.
+ */
+export const ERROR_CODES = {
+  usage: { exit: EXIT.usage, meaning: "argv is wrong: unknown command or flag, a missing value" },
+  invalid_argument: {
+    exit: EXIT.usage,
+    meaning: "a value (pane id, session id, directory, URL) is unsafe or malformed",
+  },
+  invalid_config: {
+    exit: EXIT.environment,
+    meaning:
+      "a config file, environment value or hello config is invalid, or a named file is missing",
+  },
+  no_backend: { exit: EXIT.environment, meaning: "no multiplexer is usable here" },
+  binary_not_found: {
+    exit: EXIT.environment,
+    meaning: "a program to run is not installed or not executable",
+  },
+  unsupported_version: {
+    exit: EXIT.environment,
+    meaning: "a program (multiplexer, OpenCode) is a version muxbridge does not support",
+  },
+  interrupted: { exit: EXIT.interrupted, meaning: "Ctrl+C (SIGINT) ended the command" },
+  timed_out: { exit: EXIT.failed, meaning: "a program did not finish within its timeout" },
+  command_failed: { exit: EXIT.failed, meaning: "a program exited with a code its caller refuses" },
+  unparseable_output: {
+    exit: EXIT.failed,
+    meaning: "a program printed something without the expected shape",
+  },
+  pane_not_found: {
+    exit: EXIT.failed,
+    meaning: "a pane the operation needs (such as the one to split next to) does not exist",
+  },
+  no_space: { exit: EXIT.failed, meaning: "the multiplexer has no room for another pane" },
+  not_owned: { exit: EXIT.failed, meaning: "the pane is not one muxbridge opened" },
+  server_unreachable: { exit: EXIT.failed, meaning: "the OpenCode server does not answer" },
+  auth_failed: { exit: EXIT.failed, meaning: "the OpenCode server refused the credentials" },
+  auth_unsupported: {
+    exit: EXIT.failed,
+    meaning: "the backend cannot pass credentials to a pane without exposing them",
+  },
+  session_not_found: {
+    exit: EXIT.failed,
+    meaning: "the OpenCode server does not know the session",
+  },
+  unsupported: { exit: EXIT.failed, meaning: "the backend cannot do this operation at all" },
+  backend_unreachable: {
+    exit: EXIT.failed,
+    meaning: "the multiplexer itself (its server, its socket) does not answer",
+  },
+  state_corrupt: { exit: EXIT.failed, meaning: "a durable state record cannot be read" },
+  close_unverified: {
+    exit: EXIT.failed,
+    meaning: "a close did not verify: the pane or its program is still there",
+  },
+} as const satisfies Record<string, { exit: number; meaning: string }>;
+
+/** Every condition a caller may need to tell apart: a closed union, the keys of
+ * {@linkcode ERROR_CODES} (add a code there first). */
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Options of {@linkcode MuxError}. */
 export interface MuxErrorOptions {
@@ -132,31 +156,20 @@ export function toMuxError(err: unknown, code: ErrorCode = "command_failed"): Mu
   return new MuxError(code, message, { cause: err });
 }
 
-/** CLI exit codes of the contract. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, environment: 3, interrupted: 130 } as const;
-
 /**
- * Maps an error code to the contract's exit code: usage 2; environment problems 3;
- * interrupted 130; everything else 1.
+ * Maps an error code to the contract's exit code ({@linkcode ERROR_CODES}).
  *
  * @param code The error's code.
  * @returns The process exit code.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeFor } from "./errors.ts";
+ * exitCodeFor("usage"); // 2
+ * ```
  */
 export function exitCodeFor(code: ErrorCode): number {
-  switch (code) {
-    case "usage":
-    case "invalid_argument":
-      return EXIT.usage;
-    case "invalid_config":
-    case "no_backend":
-    case "binary_not_found":
-    case "unsupported_version":
-      return EXIT.environment;
-    case "interrupted":
-      return EXIT.interrupted;
-    default:
-      return EXIT.failed;
-  }
+  return ERROR_CODES[code].exit;
 }
 
 /**

@@ -5,8 +5,9 @@
  * @module
  */
 
-import { appendFileSync } from "node:fs";
+import { writeSync } from "node:fs";
 import process from "node:process";
+import { openPrivateLog } from "./private_fs.ts";
 
 /** A log level, least severe first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -66,15 +67,26 @@ export const stderrSink: LogSink = (line) => {
 };
 
 /**
- * A sink that appends to a file (synchronously, so a crash loses nothing already logged).
+ * A sink that appends to a file (synchronously, so a crash loses nothing already logged). The
+ * file is opened once, `O_APPEND|O_CREAT|O_NOFOLLOW`, created 0600, and refused unless it is a
+ * regular file of this user; a mode that lets others in is narrowed to 0600, never widened
+ * (logs hold titles, paths and the server URL).
  *
  * @param path The log file.
- * @returns The sink; a failed write falls back to stderr.
+ * @returns The sink. When the file cannot be used, one line on stderr says why and the sink
+ *   writes to stderr; a failed write also falls back to stderr.
  */
 export function fileSink(path: string): LogSink {
+  let fd: number;
+  try {
+    fd = openPrivateLog(path);
+  } catch (err) {
+    process.stderr.write(`muxbridge: ${(err as Error).message}; logging to stderr instead\n`);
+    return stderrSink;
+  }
   return (line) => {
     try {
-      appendFileSync(path, line);
+      writeSync(fd, line);
     } catch {
       process.stderr.write(line);
     }

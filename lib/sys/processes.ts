@@ -6,14 +6,18 @@
  * @module
  */
 
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
 
 /** Process operations muxbridge needs. */
 export interface Processes {
   /** This process's id. */
   readonly selfPid: number;
-  /** Whether a process exists (a zombie counts as gone). */
+  /**
+   * Whether a process exists. A zombie whose threads have all ended counts as gone (only its
+   * parent can reap it); a main thread that ended while other threads still run shows as a
+   * zombie too, but that program is still running and counts as alive.
+   */
   alive(pid: number): boolean;
   /** An opaque start stamp that tells a process from a later one with the same pid. */
   startTime(pid: number): string | undefined;
@@ -24,6 +28,8 @@ export interface Processes {
    * itself included while it lives (zombies excluded). A pane's program is the leader of both:
    * terminals start it with `setsid` (tmux: `forkpty`), so whatever it started stays in them
    * unless it left on purpose (`setsid` again). Without `/proc` only the leader is reported.
+   * Processes of other users are never members: muxbridge signals only its own user's.
+   * A process is listed while any of its threads runs ({@linkcode Processes.alive}).
    */
   members(leader: number): number[];
 }
@@ -35,6 +41,37 @@ function statFields(pid: number): string[] | undefined {
     return text.slice(text.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether a process belongs to another user (`/proc/<pid>` is owned by its real uid). muxbridge
+ * only ever signals its own user's programs: a pid from a record (or a reused one) that names
+ * someone else's process is left alone, whatever its start stamp says. False off Linux.
+ */
+function foreign(pid: number): boolean {
+  if (typeof process.geteuid !== "function") return false;
+  try {
+    return statSync(`/proc/${pid}`).uid !== process.geteuid();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a process in state `state` (from `/proc/<pid>/stat`) has ended. `Z` is what the
+ * kernel shows for a thread-group leader that exited, also while the group's other threads
+ * still run (a multi-threaded program whose main thread ended first, as Bun programs do on
+ * their way out): it has ended only once `Threads:` in `/proc/<pid>/status` is down to the
+ * leader itself.
+ */
+function ended(pid: number, state: string): boolean {
+  if (state !== "Z" && state !== "X") return false;
+  try {
+    const threads = /^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return threads === undefined || Number(threads) <= 1;
+  } catch {
+    return true; // reaped meanwhile
   }
 }
 
@@ -66,7 +103,7 @@ export function createProcesses(): Processes {
     alive(pid) {
       if (!Number.isInteger(pid) || pid <= 0) return false;
       const fields = statFields(pid);
-      if (fields) return fields[0] !== "Z" && fields[0] !== "X";
+      if (fields) return !ended(pid, fields[0]);
       try {
         process.kill(pid, 0);
         return true;
@@ -80,6 +117,7 @@ export function createProcesses(): Processes {
     },
     signal(pid, sig, group) {
       if (!Number.isInteger(pid) || pid <= 1) throw new RangeError(`Cannot signal pid ${pid}`);
+      if (foreign(pid)) return; // another user's process: never signalled
       try {
         process.kill(group ? -pid : pid, sig);
       } catch (err) {
@@ -92,12 +130,45 @@ export function createProcesses(): Processes {
       if (all.length === 0) return this.alive(leader) ? [leader] : [];
       // Fields after the name: state, ppid, pgrp, session (proc(5)).
       return all.filter(({ pid, fields }) =>
-        fields[0] !== "Z" && fields[0] !== "X" &&
-        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader)
+        (pid === leader || Number(fields[2]) === leader || Number(fields[3]) === leader) &&
+        !ended(pid, fields[0]) && !foreign(pid)
       ).map(({ pid }) => pid);
     },
   };
 }
+
+/**
+ * Reads a process's environment as it was when the process last `exec`ed
+ * (`/proc/<pid>/environ`, readable for processes of the same user).
+ *
+ * @param pid The process.
+ * @returns The variables; undefined off Linux, when the process is gone or cannot be read.
+ *
+ * @example
+ * ```ts
+ * import process from "node:process";
+ * import { processEnviron } from "./processes.ts";
+ * processEnviron(process.pid)?.PATH !== undefined; // true on Linux
+ * ```
+ */
+export function processEnviron(pid: number): Record<string, string> | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const entry of text.split("\0")) {
+    const eq = entry.indexOf("=");
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** Whether {@linkcode processEnviron} can read anything on this system (Linux `/proc`). */
+export const ENVIRON_READABLE: boolean = process.platform === "linux";
 
 /**
  * Tells whether `pid` is still the very process whose start stamp was read earlier: the same

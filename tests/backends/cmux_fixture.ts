@@ -34,7 +34,7 @@ export interface FakeState {
       id: string;
       ref: string;
       title: string;
-      selected: string;
+      focusedPanel: string;
       panes: Array<{
         id: string;
         ref: string;
@@ -68,7 +68,7 @@ export interface FakeCmux {
   workspaceId: string;
   /** The surface muxbridge runs in. */
   callerSurface: string;
-  /** A surface of the user's, in the same workspace (selected, as if the user had clicked it). */
+  /** A surface of the user's, in the same workspace (focused, as if the user had clicked it). */
   userSurface: string;
   /** The environment of a process in the caller's surface (and the fake's own variables). */
   env: Record<string, string>;
@@ -123,7 +123,7 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
         id: ws,
         ref: "workspace:2",
         title: "work",
-        selected: userSurface,
+        focusedPanel: userSurface,
         panes: [
           {
             id: callerPane,

@@ -30,7 +30,10 @@ import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
-import { type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
+import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
+import type { OutMessage } from "../../lib/bridge/protocol.ts";
+import { SessionLoop } from "../../lib/session/loop.ts";
+import { createMemoryStore } from "../fakes/memory_store.ts";
 
 const clock = createRealClock();
 const W = "11111111-1111-1111-1111-111111111111";
@@ -140,6 +143,8 @@ Deno.test("parseSplit() reads the new surface at the top level, under result or 
   for (
     const out of [
       { surface_id: N, pane_id: P, type: "terminal" },
+      // The flat answer cmux prints for --json --id-format uuids (v2SurfaceSplit).
+      { pane_id: P, surface_id: N, type: "terminal", window_id: W, workspace_id: W },
       { result: { surface_id: N, pane_id: P } },
       { ok: true, result: { pane: { surface_id: N, pane_id: P } } },
     ]
@@ -149,6 +154,15 @@ Deno.test("parseSplit() reads the new surface at the top level, under result or 
   for (const bad of ["OK surface:9 workspace:2", '{"surface_id":"surface:9"}', "{}"]) {
     assert.throws(() => parseSplit(bad), (e: unknown) => isMuxError(e, "unparseable_output"));
   }
+});
+
+Deno.test("parseSplit() accepts the nulls cmux prints: pane_id, type and window_id, and a null surface_id", () => {
+  // cmux builds pane_id, type and window_id with v2OrNull (Sources/TerminalController.swift).
+  const nullIds = { pane_id: null, surface_id: N, type: null, window_id: null, workspace_id: W };
+  assert.deepEqual(parseSplit(JSON.stringify(nullIds)), { surfaceId: N });
+  // A remote tmux workspace answers surface_id null (issue #16): no surface to use.
+  const nullSurface = { pane_id: P, surface_id: null, type: "terminal", workspace_id: W };
+  assert.deepEqual(parseSplit(JSON.stringify(nullSurface)), { surfaceId: null, paneId: P });
 });
 
 Deno.test("parseTree(), parseReceipt() and parseErrorLine() read cmux's shapes", () => {
@@ -182,7 +196,11 @@ Deno.test("cmuxError() maps cmux's error codes through one table", () => {
     ["Error: pane_too_small: Pane too small", "no_space"],
     ["Error: unavailable: busy", "backend_unreachable"],
     ["Error: invalid_state: Cannot close the last surface", "command_failed"],
-    ["Error: invalid_params: Surface is not a terminal", "command_failed"],
+    // A surface that went between the check and the send (0.64.3; newer: process_exited).
+    ["Error: invalid_params: Surface is not a terminal", "pane_not_found"],
+    ["Error: process_exited: The terminal session has ended", "pane_not_found"],
+    ["Error: surface_unavailable: The terminal surface is no longer available", "pane_not_found"],
+    ["Error: invalid_params: Unknown key", "command_failed"],
     ["Error: brand_new_code: ?", "command_failed"],
     ["Error: Failed to connect to socket at /x (No such file or directory)", "backend_unreachable"],
     ["Segmentation fault", "command_failed"],
@@ -467,6 +485,128 @@ Deno.test("cmux on an old build (no new-split --command) starts the program thro
     assert.deepEqual(launch.argv, ["attach", "u"]);
     assert.equal((await backend.inspect(paneId))?.title, "fake");
     assert.ok(fake.calls().some((a) => a.includes("respawn-pane")));
+  });
+});
+
+/** The surfaces of the fake's one workspace. */
+const surfaceIds = (fake: FakeCmux) =>
+  fake.read().windows[0].workspaces[0].panes.flatMap((p) => p.surfaces.map((s) => s.id));
+
+Deno.test("cmux: a split answering pane_id, type and window_id null opens a working pane", async () => {
+  await withFake({ faults: { "new-split": "null-ids" } }, async (fake) => {
+    const backend = createCmuxBackend(fake.deps());
+    const { paneId, launch } = await spawnStandIn(fake, backend);
+    assert.deepEqual(launch.argv, ["attach", "u"]);
+    assert.ok(await backend.inspect(paneId));
+    await closePane(backend, paneId, { graceMs: 2000, clock, processes: createProcesses() });
+    assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
+  });
+});
+
+for (
+  const [fault, code] of [["null-surface", "unsupported"], ["late-garbage", "unparseable_output"]]
+) {
+  Deno.test(`cmux: a split answering ${fault} leaves no surface open and fails with ${code}`, async () => {
+    await withFake({ faults: { "new-split": fault } }, async (fake) => {
+      const lines: string[] = [];
+      const backend = createCmuxBackend(fake.deps({}, createLogger("debug", (l) => lines.push(l))));
+      // A program that keeps running: the surface stays until muxbridge closes it.
+      const standIn = await writeStandIn(fake.dir);
+      await assertMuxError(
+        backend.spawn(spawnReq({ cwd: fake.dir, argv: [standIn, "attach", "u"] })),
+        code,
+      );
+      assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
+      assert.ok(lines.some((l) => l.includes("closing surface")), lines.join(""));
+      // Only the surface the split made was named in a close.
+      const closes = fake.calls().filter((a) => a.includes("close-surface"));
+      assert.equal(closes.length, 1);
+      assert.ok(![fake.callerSurface, fake.userSurface].includes(closes[0].at(-1)!));
+    });
+  });
+}
+
+Deno.test("cmux: through the session loop, a split answering surface_id null is pane.failed and leaves no surface or record", async () => {
+  await withFake({ faults: { "new-split": "null-surface" } }, async (fake) => {
+    const out: OutMessage[] = [];
+    const store = createMemoryStore();
+    const deps = fake.deps({ opencode_bin: await writeStandIn(fake.dir) });
+    const loop = new SessionLoop({
+      clock,
+      log: silentLogger,
+      emit: (m) => out.push(m),
+      config: deps.config,
+      store,
+      processes: createProcesses(),
+      owner: "4242:1",
+    }, {
+      backend: createCmuxBackend(deps),
+      serverUrl: "http://127.0.0.1:4096",
+      directory: fake.dir,
+    });
+    loop.handle({ kind: "created", info: { id: "ses_remote", title: "t", parentId: "ses_p" } });
+    assert.ok(
+      await waitFor(clock, () => out.some((m) => m.type === "pane.failed"), {
+        deadline: clock.now() + 20_000,
+      }),
+    );
+    const failed = out.find((m) => m.type === "pane.failed");
+    assert.ok(failed?.type === "pane.failed" && failed.code === "unsupported", JSON.stringify(out));
+    assert.ok(!out.some((m) => m.type === "pane.opened"));
+    await loop.shutdown(true);
+    assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
+    assert.equal(store.records.size, 0);
+  });
+});
+
+Deno.test("cmux: a surface that ended between the check and the send-key is the pane-gone path", async () => {
+  for (
+    const answer of [
+      "error:invalid_params:Surface is not a terminal",
+      "error:process_exited:The terminal session has ended",
+    ]
+  ) {
+    await withFake({}, async (fake) => {
+      const backend = createCmuxBackend(fake.deps());
+      const { paneId } = await spawnStandIn(fake, backend);
+      fake.update((s) => (s.faults["send-key"] = answer));
+      await assertMuxError(backend.interrupt(paneId), "pane_not_found");
+      // The close still verifies: the surface is listed, so it is closed and checked gone.
+      const result = await closePane(backend, paneId, {
+        graceMs: 2000,
+        clock,
+        processes: createProcesses(),
+      });
+      assert.equal(result.killed, true, answer);
+      assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
+    });
+  }
+});
+
+Deno.test("cmux: rename-tab answers as real cmux does, and a title still lands", async () => {
+  await withFake({}, async (fake) => {
+    const backend = createCmuxBackend(fake.deps());
+    const { paneId } = await spawnStandIn(fake, backend);
+    const run = await fake.runner(
+      [
+        FAKE_CMUX,
+        "--socket",
+        fake.socket,
+        "--id-format",
+        "uuids",
+        "rename-tab",
+        "--workspace",
+        fake.workspaceId,
+        "--surface",
+        paneId,
+        "--title",
+        "x",
+      ],
+      { timeoutMs: 10_000 },
+    );
+    assert.equal(run.stdout.trim(), `OK action=rename tab=${paneId} workspace=${fake.workspaceId}`);
+    await backend.setTitle(paneId, "renamed");
+    assert.equal((await backend.inspect(paneId))?.title, "renamed");
   });
 });
 

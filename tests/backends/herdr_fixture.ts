@@ -13,6 +13,7 @@ import { createHerdrBackend } from "../../backends/herdr.ts";
 import type { Backend, BackendDeps } from "../../lib/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
@@ -57,8 +58,13 @@ export interface FakeHerdr {
   update(fn: (state: FakeHerdrState) => void): Promise<void>;
   /** The identity of a process in pane `w1:p1` of this server. */
   identity(): Identity;
-  /** A backend on this server, muxbridge running in pane `w1:p1`. */
-  backend(flags?: ConfigLayer, identity?: Identity, log?: Logger): Backend;
+  /** A backend on this server, muxbridge running in pane `w1:p1` (`seams`: its runner, socket). */
+  backend(
+    flags?: ConfigLayer,
+    identity?: Identity,
+    log?: Logger,
+    seams?: { run?: Runner; unixRequest?: UnixRequester },
+  ): Backend;
   /** Starts the fake API socket server (again) on the state's socket. */
   startSocket(): Promise<void>;
   /**
@@ -156,9 +162,14 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
     state: files.readState,
     update: files.update,
     identity,
-    backend(flags: ConfigLayer = {}, id: Identity = identity(), log: Logger = silentLogger) {
+    backend(
+      flags: ConfigLayer = {},
+      id: Identity = identity(),
+      log: Logger = silentLogger,
+      seams: { run?: Runner; unixRequest?: UnixRequester } = {},
+    ) {
       const deps: BackendDeps = {
-        run: runner,
+        run: seams.run ?? runner,
         env: () => undefined,
         clock: createRealClock(),
         config: resolveConfig({
@@ -168,7 +179,10 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
         identity: id,
         log,
       };
-      return createHerdrBackend(deps);
+      return createHerdrBackend(
+        deps,
+        seams.unixRequest ? { unixRequest: seams.unixRequest } : {},
+      );
     },
     startSocket,
     stopSocket,

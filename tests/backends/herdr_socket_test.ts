@@ -292,8 +292,7 @@ Deno.test("herdr transport cli never touches the socket", async () => {
 
 // ---- against the fake API socket server (and the fake CLI, on the same state) ----
 
-const fakeTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn });
+const fakeTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 async function spawnStandIn(backend: ReturnType<typeof createHerdrBackend>, server: FakeHerdr) {
   const progDir = await Deno.makeTempDir({ dir: server.dir, prefix: "prog-" });

@@ -31,6 +31,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
+import { type Requirement, requires, tool, which } from "../helpers/requires.ts";
 
 const clock = createRealClock();
 /** No herdr socket answers here: every command goes through the fake runner. */
@@ -366,12 +367,12 @@ const hostile = [
   "é ✓",
 ];
 
-for (const shell of ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/fish"]) {
+for (const name of ["sh", "dash", "bash", "fish"]) {
+  const shell = which(name) ?? name;
   Deno.test({
-    name: `herdr LAUNCH_LINE typed into ${shell} runs exactly the argv from ${LAUNCH_VAR}`,
-    ignore: !existsSync(shell),
+    name: `herdr LAUNCH_LINE typed into ${name} runs exactly the argv from ${LAUNCH_VAR}`,
+    ...requires(`herdr's launch line under ${name}`, [tool(name, `apt-get install -y ${name}`)]),
     async fn() {
-      if (!existsSync(shell)) console.log(`skipping: ${shell} is not installed`);
       const dir = await Deno.makeTempDir({ prefix: "muxbridge-launch-" });
       try {
         const recorder = `${dir}/record`;
@@ -400,8 +401,8 @@ for (const shell of ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/fish"]) {
 
 // ---- against the fake herdr CLI ----
 
-const fakeTest = (name: string, fn: () => Promise<void>, ignore = false) =>
-  Deno.test({ name, ignore, sanitizeResources: false, sanitizeOps: false, fn });
+const fakeTest = (name: string, fn: () => Promise<void>, need: readonly Requirement[] = []) =>
+  Deno.test({ name, ...requires(name, need), fn });
 
 async function spawnStandIn(
   backend: ReturnType<typeof createHerdrBackend>,
@@ -431,7 +432,7 @@ async function spawnStandIn(
 fakeTest(
   "herdr (fake CLI) with fish as the user's shell: hostile argv and password arrive byte for byte",
   async () => {
-    const server = await startFakeHerdr({ shell: "/usr/bin/fish" });
+    const server = await startFakeHerdr({ shell: which("fish") ?? "fish" });
     try {
       const backend = server.backend();
       const progDir = await Deno.makeTempDir({ dir: server.dir, prefix: "prog-" });
@@ -462,7 +463,7 @@ fakeTest(
       await server.close();
     }
   },
-  !existsSync("/usr/bin/fish"),
+  [tool("fish", "apt-get install -y fish")],
 );
 
 fakeTest("herdr (fake CLI) ids with letters stay strings: w1:p9, w1:pA, w1:pB", async () => {

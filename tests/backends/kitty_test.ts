@@ -21,7 +21,8 @@ import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
-import { kittyMissing, type KittyServer, sharedKittyServer } from "../helpers/kitty_server.ts";
+import { KITTY_TOOLS, type KittyServer, sharedKittyServer } from "../helpers/kitty_server.ts";
+import { requires } from "../helpers/requires.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 
@@ -574,16 +575,12 @@ Deno.test("kitty doctor() explains an unreachable kitty and warns about missing 
 
 // -------------------------------------------------------------------- live: kitty 0.26.5, Xvfb
 
-const missing = kittyMissing();
 const kitty = sharedKittyServer();
-if (missing) console.log(`skipping live kitty tests: ${missing}`);
 
 function live(name: string, fn: (server: KittyServer, backend: Backend) => Promise<void>) {
   Deno.test({
     name: `kitty live: ${name}`,
-    ignore: missing !== undefined,
-    sanitizeResources: false,
-    sanitizeOps: false,
+    ...requires("kitty live tests", KITTY_TOOLS),
     async fn() {
       const server = await kitty.get();
       const backend = createKittyBackend(makeDeps(server.runner, {

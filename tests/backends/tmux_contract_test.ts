@@ -6,20 +6,36 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createTmuxBackend } from "../../backends/tmux.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
+import { answerFault, losingRunner } from "./_lost_answer.ts";
+
+/**
+ * Whether tmux commands open a pane: on argv (a command of its own, or inside the `if-shell`
+ * block of an open) or in the command lines of `source-file -`.
+ */
+export const opensPane = (argv: readonly string[], stdin: string | undefined) =>
+  [...argv, stdin ?? ""].some((a) => /(^|[\s;])(split-window|new-window)(\s|$)/.test(a));
 
 backendContract("tmux", async () => {
   const server = await startTmuxServer();
+  const answers = answerFault();
   const config = resolveConfig({
     env: () => undefined,
     flags: { backend: "tmux", tmux: { socket_name: server.socketName, target: server.anchorPane } },
   });
   const backend = createTmuxBackend({
-    run: server.runner,
+    run: losingRunner(server.runner, answers, opensPane),
     env: (name) => server.env[name],
     clock: createRealClock(),
     config,
     identity: { backend: null, layers: [], harness: { name: null } },
     log: silentLogger,
   });
-  return { backend, dir: server.dir, close: () => server.close() };
+  return {
+    backend,
+    dir: server.dir,
+    answers,
+    paneIds: async () =>
+      (await server.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).trim().split("\n"),
+    close: () => server.close(),
+  };
 });

@@ -44,8 +44,8 @@ export interface FakeZellij {
   state(): Promise<FakeState>;
   /** Changes the state (under no lock: call it between backend operations only). */
   update(fn: (state: FakeState) => void): Promise<void>;
-  /** A backend on this session, muxbridge running in pane `terminal_0`. */
-  backend(flags?: ConfigLayer, identity?: Identity): Backend;
+  /** A backend on this session, muxbridge running in pane `terminal_0` (`run`: its runner). */
+  backend(flags?: ConfigLayer, identity?: Identity, run?: Runner): Backend;
   /** Kills every pane program and removes the directory. */
   close(): Promise<void>;
 }
@@ -119,9 +119,9 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
     calls: files.calls,
     state: files.readState,
     update: files.update,
-    backend(flags: ConfigLayer = {}, identity: Identity = insideSession()) {
+    backend(flags: ConfigLayer = {}, identity: Identity = insideSession(), run = runner) {
       const deps: BackendDeps = {
-        run: runner,
+        run,
         env: () => undefined,
         clock: createRealClock(),
         config: resolveConfig({

@@ -326,8 +326,7 @@ Deno.test("zellij applyLayout() is an honest no-op", async () => {
 
 // ---- against the fake zellij CLI ----
 
-const fakeTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn });
+const fakeTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 /** Starts the stand-in `opencode` through the backend and waits for its launch. */
 async function spawnStandIn(

@@ -108,12 +108,13 @@ function start(
       owner: SELF,
       server: client,
     }),
-    reclaim: (b, auth, onCorrupt) =>
+    reclaim: (b, grant, onCorrupt) =>
       runCleanup({
         store,
         backends: { [b.name]: b },
         processes,
-        client: (url) => client(url, auth),
+        client: (url, auth) => client(url, auth),
+        ...(grant ? { grant } : {}),
         clock,
         log,
         graceMs: 0,
@@ -299,9 +300,9 @@ Deno.test("runBridge() uses hello.auth for the server and never writes the passw
   assert.ok(!r.logs.some((l) => l.includes(password)), "no log line carries the password");
 });
 
-Deno.test("runBridge() takes credentials from the URL before the environment", async () => {
+Deno.test("runBridge() refuses a --url or hello URL that carries credentials, without repeating them", async () => {
   const server = createFakeOpencode();
-  server.password = "from-url";
+  server.password = "from-env";
   server.busy("ses_a");
   const r = start({
     server,
@@ -309,12 +310,22 @@ Deno.test("runBridge() takes credentials from the URL before the environment", a
     env: { username: "opencode", password: "from-env" },
   });
   r.send({
+    type: "bridge.hello",
+    serverUrl: "http://me:from-url@127.0.0.1:4096/",
+    directory: "/w",
+  });
+  r.send({
     type: "session.created",
     properties: { sessionID: "ses_a", info: { id: "ses_a", parentID: "ses_p", title: "a" } },
   });
   await r.clock.advance(1000);
-  assert.ok(r.out.some((m) => m.type === "pane.opened"));
-  assert.ok(server.authorizations.every((a) => a === `Basic ${btoa("me:from-url")}`));
+  const errors = r.out.filter((m) => m.type === "error");
+  assert.equal(errors.length, 2, JSON.stringify(r.out));
+  for (const e of errors) assert.match(e.type === "error" ? e.message : "", /carries credentials/);
+  assert.ok(!JSON.stringify(r.out).includes("from-url"), "no protocol line repeats them");
+  assert.ok(!r.logs.some((l) => l.includes("from-url")), "no log line repeats them");
+  assert.ok(!r.out.some((m) => m.type === "pane.opened"), "no server URL, no pane");
+  assert.ok(server.authorizations.every((a) => !a.includes(btoa("me:from-url"))));
   await r.finish();
 });
 

@@ -22,6 +22,7 @@ async function bridge(
     config?: Partial<Config>;
     signalAfter?: number;
     hold?: boolean;
+    url?: string;
   } = {},
 ): Promise<Run> {
   const backend = createFakeBackend();
@@ -56,7 +57,7 @@ async function bridge(
     io,
     log: silentLogger,
     version: "0.0.0-test",
-    start: { url: "http://127.0.0.1:4096/", directory: "/work" },
+    start: { url: opts.url ?? "http://127.0.0.1:4096/", directory: "/work" },
     resolveConfig: (hello) =>
       hello === undefined ? config : resolveConfig({ env: () => undefined, hello }),
     select: () =>
@@ -109,6 +110,13 @@ Deno.test("runBridge() writes ready first and bye last, with exit code 0 at end 
     { type: "ready", protocol: 1, version: "0.0.0-test", backend: "tmux" },
     { type: "bye", closed: 0 },
   ]);
+});
+
+Deno.test("runBridge() keeps ready first when its start URL is unusable: the error follows it", async () => {
+  const r = await bridge([], { url: "notaurl" });
+  assert.equal(r.code, 0);
+  assert.deepEqual(r.out.map((m) => m.type), ["ready", "error", "bye"]);
+  assert.match(String((r.out[1] as { message: string }).message), /"notaurl"/);
 });
 
 Deno.test("runBridge() answers one error per unusable line, with its line number, and goes on", async () => {

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { commandHelp, type Parsed, parseInvocation, usageText } from "../../lib/cli/cli.ts";
+import {
+  commandHelp,
+  commandNamed,
+  type Parsed,
+  parseInvocation,
+  usageText,
+} from "../../lib/cli/cli.ts";
 import type { Command, CommandResult, Invocation } from "../../lib/cli/commands/_command.ts";
 import { COMMANDS } from "../../lib/cli/commands/mod.ts";
 
@@ -192,14 +198,18 @@ Deno.test("parseInvocation() accepts every backend choice for --backend", () => 
 // ---------------------------------------------------------------- usage errors
 
 const USAGE_CASES: Array<{ argv: string[]; message: RegExp }> = [
-  { argv: [], message: /without a command/ },
-  { argv: ["bogus"], message: /unknown command "bogus"/ },
+  { argv: [], message: /^Cannot run muxbridge without a command$/ },
+  { argv: ["bogus"], message: /^Cannot run unknown command "bogus"$/ },
   { argv: ["--json"], message: /without a command/ },
   { argv: ["--config", "/c.json"], message: /without a command/ },
-  { argv: ["demo", "--bogus"], message: /--bogus/ },
-  { argv: ["--bogus", "demo"], message: /--bogus/ },
-  { argv: ["close", "%1", "-x"], message: /-x/ },
-  { argv: ["demo", "--json"], message: /--json/ },
+  // Flags are named, whether or not a command was found (no parser text leaks through).
+  { argv: ["--bogus"], message: /^Cannot run muxbridge: unknown flag "--bogus"$/ },
+  { argv: ["--config"], message: /^Cannot run muxbridge: --config needs a value$/ },
+  { argv: ["--", "--bogus"], message: /^Cannot run muxbridge: unknown flag "--bogus"$/ },
+  { argv: ["demo", "--bogus"], message: /^Cannot run demo: unknown flag "--bogus"$/ },
+  { argv: ["--bogus", "demo"], message: /^Cannot run demo: unknown flag "--bogus"$/ },
+  { argv: ["close", "%1", "-x"], message: /^Cannot run close: unknown flag "-x"$/ },
+  { argv: ["demo", "--json"], message: /^Cannot run demo: unknown flag "--json"$/ },
   { argv: ["--json", "demo"], message: /--json/ },
   { argv: ["close"], message: /expected 1 argument\(s\), got 0/ },
   { argv: ["close", "%1", "%2"], message: /expected 1 argument\(s\), got 2/ },
@@ -209,12 +219,18 @@ const USAGE_CASES: Array<{ argv: string[]; message: RegExp }> = [
   { argv: ["demo", "--backend", "bogus"], message: /--backend "bogus"/ },
   { argv: ["demo", "--backend", ""], message: /--backend ""/ },
   { argv: ["demo", "--log-level", "trace"], message: /--log-level "trace"/ },
-  { argv: ["demo", "--config"], message: /--config/ },
-  { argv: ["spawn", "--session"], message: /--session/ },
-  { argv: ["close", "--force=yes", "%1"], message: /--force/ },
-  { argv: ["demo", "--version=1"], message: /--version/ },
-  // A value that looks like a flag must be joined with "=" (node:util parseArgs).
-  { argv: ["spawn", "--title", "-t"], message: /--title' argument is ambiguous/ },
+  { argv: ["demo", "--config"], message: /^Cannot run demo: --config needs a value$/ },
+  { argv: ["spawn", "--session"], message: /^Cannot run spawn: --session needs a value$/ },
+  {
+    argv: ["close", "--force=yes", "%1"],
+    message: /^Cannot run close: --force takes no value, got "yes"$/,
+  },
+  { argv: ["demo", "--version=1"], message: /--version takes no value/ },
+  // A value that looks like a flag must be joined with "=".
+  {
+    argv: ["spawn", "--title", "-t"],
+    message: /^Cannot run spawn: the value "-t" of --title looks like a flag$/,
+  },
   // A command's own flag before the command name is not known yet: still a usage error.
   { argv: ["--session", "ses_1", "spawn"], message: /^Cannot / },
 ];
@@ -223,10 +239,39 @@ Deno.test("parseInvocation() answers each bad command line with a usage error", 
   for (const c of USAGE_CASES) usage(c.argv, c.message);
 });
 
+Deno.test("parseInvocation() words every usage error itself: one line, no final period", () => {
+  for (const c of USAGE_CASES) {
+    try {
+      parseInvocation(c.argv, TABLE);
+    } catch (err) {
+      const { message, hint } = err as Error & { hint?: string };
+      for (const text of [message, hint ?? ""]) {
+        assert.ok(!text.includes("\n"), `one line: ${JSON.stringify(text)}`);
+        assert.ok(!text.endsWith("."), `no final period: ${JSON.stringify(text)}`);
+        assert.ok(!/'--|parseArgs|ERR_/.test(text), `no parser text: ${JSON.stringify(text)}`);
+      }
+    }
+  }
+});
+
+Deno.test("parseInvocation() drops a leading --, as npm and deno task pass it on", () => {
+  assert.equal(helps(["--", "--help"]), usageText(TABLE));
+  assert.deepEqual(runs(["--", "close", "%3"]).invocation.positionals, ["%3"]);
+  // Only a leading one: later, -- still ends the flags.
+  assert.deepEqual(runs(["close", "--", "-5"]).invocation.positionals, ["-5"]);
+});
+
+Deno.test("commandNamed() finds the command of an argv that does not parse", () => {
+  assert.equal(commandNamed(["close", "--bogus"], TABLE)?.name, "close");
+  assert.equal(commandNamed(["--", "--config", "/c", "demo", "--x"], TABLE)?.name, "demo");
+  assert.equal(commandNamed(["--bogus"], TABLE), undefined);
+  assert.equal(commandNamed(["bogus"], TABLE), undefined);
+});
+
 Deno.test("parseInvocation() gives a usage error a hint naming the command's help", () => {
   assert.throws(() => parseInvocation(["close", "%1", "--nope"], TABLE), {
     code: "usage",
-    hint: "Run `muxbridge close --help`",
+    hint: "Run `muxbridge close --help` for its flags",
   });
   assert.throws(() => parseInvocation(["close"], TABLE), {
     code: "usage",

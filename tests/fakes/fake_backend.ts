@@ -41,10 +41,18 @@ export interface FakeBackend extends Backend {
   log: string[];
   /** Makes the next N calls of an operation fail with this error. */
   failNext(
-    op: "spawn" | "kill" | "interrupt" | "inspect" | "setTitle",
+    op: "spawn" | "kill" | "interrupt" | "inspect" | "setTitle" | "findSpawned",
     err: MuxError,
     times?: number,
   ): void;
+  /**
+   * Makes the next spawn lose its answer: it throws `timed_out` although the multiplexer makes
+   * the pane (carrying the request's token), at once or, with `late`, only when the returned
+   * function is called (a multiplexer that carries the split out after the timeout).
+   */
+  loseNextAnswer(late?: boolean): () => void;
+  /** Kills are recorded but do nothing (a multiplexer that silently ignores them). */
+  ignoreKills: boolean;
   /** Makes spawns wait until the returned release function is called. */
   holdSpawns(): () => void;
   /** Removes a pane behind muxbridge's back. */
@@ -69,6 +77,7 @@ export function createFakeBackend(
   let next = 1;
   const failures = new Map<string, { err: MuxError; times: number }>();
   let hold: Promise<void> | null = null;
+  let lose: { late: boolean; appear: (() => void) | null } | null = null;
   const fail = (op: string) => {
     const f = failures.get(op);
     if (!f) return;
@@ -82,11 +91,25 @@ export function createFakeBackend(
   };
   const fake: FakeBackend = {
     name,
-    capabilities: { layout: true, title: true, env: true, marks: true, focusSafe: true, ...caps },
+    capabilities: {
+      layout: true,
+      title: true,
+      env: true,
+      marks: true,
+      focusSafe: true,
+      spawnToken: true,
+      ...caps,
+    },
     panes: new Map(),
     log: [],
     layouts: [],
     exitsOnInterrupt: true,
+    ignoreKills: false,
+    loseNextAnswer(late = false) {
+      const entry = { late, appear: null as (() => void) | null };
+      lose = entry;
+      return () => entry.appear?.();
+    },
     failNext(op, err, times = 1) {
       failures.set(op, { err, times });
     },
@@ -109,14 +132,33 @@ export function createFakeBackend(
       if (hold) await hold;
       fail("spawn");
       const paneId = `%${next++}`;
-      fake.panes.set(paneId, {
-        paneId,
-        req,
-        title: req.title,
-        dead: false,
-        exitsOnInterrupt: fake.exitsOnInterrupt,
-      });
+      const make = () =>
+        void fake.panes.set(paneId, {
+          paneId,
+          req,
+          title: req.title,
+          dead: false,
+          exitsOnInterrupt: fake.exitsOnInterrupt,
+        });
+      const lost = lose;
+      if (lost) {
+        lose = null;
+        if (lost.late) lost.appear = make;
+        else make();
+        throw new MuxError("timed_out", `Cannot finish the spawn of ${req.sessionId}: no answer`);
+      }
+      make();
       return { paneId };
+    },
+    findSpawned(token): Promise<PaneInfo[]> {
+      fake.log.push(`find ${token.slice(0, 6)}`);
+      fail("findSpawned");
+      return Promise.resolve(
+        [...fake.panes.values()].filter((p) => p.req.token === token).map((p) => ({
+          paneId: p.paneId,
+          dead: p.dead,
+        })),
+      );
     },
     inspect(paneId): Promise<PaneInfo | null> {
       fail("inspect");
@@ -148,7 +190,7 @@ export function createFakeBackend(
       fake.log.push(`kill ${paneId}`);
       fail("kill");
       need(fake.panes, paneId);
-      fake.panes.delete(paneId);
+      if (!fake.ignoreKills) fake.panes.delete(paneId);
       return Promise.resolve();
     },
     setTitle(paneId, title) {

@@ -20,6 +20,8 @@ const FULL_EVERY = 20;
 interface Start {
   /** `[stop flag]`, shared: the main thread sets it to 1 to end the loop. */
   flag: Int32Array;
+  /** Per marker, shared: how many processes holding it were seen so far. */
+  counts: Int32Array;
   /** What must never appear. */
   needles: string[];
   /** Strings whose processes are counted (to prove the sampler sees short-lived ones). */
@@ -29,7 +31,7 @@ interface Start {
 }
 
 self.onmessage = (e: MessageEvent<Start>) => {
-  const { flag, needles, markers, intervalMs } = e.data;
+  const { flag, counts, needles, markers, intervalMs } = e.data;
   const decoder = new TextDecoder();
   const seen = new Set<string>();
   const firstSeen = new Map<string, number>();
@@ -66,7 +68,11 @@ self.onmessage = (e: MessageEvent<Start>) => {
       if (needles.some((n) => raw.includes(n))) {
         hits.push({ pid: Number(pid), argv: redact(argv.join(" ")) });
       }
-      for (const m of markers) if (raw.includes(m)) marked[m]++;
+      markers.forEach((m, i) => {
+        if (!raw.includes(m)) return;
+        marked[m]++;
+        Atomics.add(counts, i, 1);
+      });
       if (/(^|\/)tmux$/.test(argv[0] ?? "")) {
         tmux.clients++;
         if (argv.includes("source-file")) tmux.sourceFile++;

@@ -2,8 +2,10 @@
  * Watches every process's argv on the machine (Linux `/proc/<pid>/cmdline`) for secrets, from
  * a worker thread that samples continuously (about every millisecond) until stopped, so that
  * short-lived processes (a `tmux` client lives a few milliseconds) are seen too. `markers`
- * count the processes whose argv holds a given string: a test starts a short-lived process
- * with a marker to prove the sampler is fast enough to have seen a secret there.
+ * count the processes whose argv holds a given string, live ({@linkcode ArgvWatch.seen}): a test
+ * starts a process with a marker and waits until the watch has read it, which proves the watch
+ * is running and reading argv. How fast it is stays statistical: a process living a few
+ * milliseconds is seen only when a pass happens to run meanwhile.
  *
  * @module
  */
@@ -28,6 +30,11 @@ export interface ArgvWatchReport {
 
 /** A running watch. */
 export interface ArgvWatch {
+  /**
+   * How many processes holding a marker the watch has seen so far (live, while it runs): a
+   * test waits on this, so that a marker process is known to have been read before it ends.
+   */
+  seen(marker: string): number;
   /** Ends the watch; resolves with what it saw. */
   stop(): Promise<ArgvWatchReport>;
 }
@@ -47,6 +54,8 @@ export function watchArgv(
     type: "module",
   });
   const flag = new Int32Array(new SharedArrayBuffer(4));
+  const markers = [...options.markers ?? []];
+  const counts = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, markers.length)));
   const report = new Promise<ArgvWatchReport>((resolve, reject) => {
     worker.onmessage = (e) => resolve(e.data);
     worker.onerror = (e) => {
@@ -56,12 +65,18 @@ export function watchArgv(
   });
   worker.postMessage({
     flag,
+    counts,
     needles: [...needles],
-    markers: [...options.markers ?? []],
+    markers,
     intervalMs: options.intervalMs ?? 1,
   });
   let stopped: Promise<ArgvWatchReport> | null = null;
   return {
+    seen(marker) {
+      const i = markers.indexOf(marker);
+      if (i < 0) throw new RangeError(`Cannot count marker ${JSON.stringify(marker)}: not watched`);
+      return Atomics.load(counts, i);
+    },
     stop() {
       return stopped ??= (async () => {
         Atomics.store(flag, 0, 1);

@@ -54,13 +54,13 @@ await probe("env", ["sh", "-c", 'printf %s "$PROBE_VAR"'], {
 });
 await probe("cwd", ["pwd"], { timeoutMs: 5000, cwd: dir });
 await probe("killed_by_signal", ["sh", "-c", "kill -TERM $$"], { timeoutMs: 5000 });
-await probe("timeout", ["sleep", "30"], { timeoutMs: 200 });
+await probe("timeout", ["sleep", "600"], { timeoutMs: 200 });
 // SIGTERM is ignored (and stays ignored across exec): only the SIGKILL escalation ends it.
-await probe("timeout_escalates", ["sh", "-c", "trap '' TERM; exec sleep 30"], {
+await probe("timeout_escalates", ["sh", "-c", "trap '' TERM; exec sleep 600"], {
   timeoutMs: 200,
   killGraceMs: 200,
 });
-await probe("abort", ["sleep", "30"], { timeoutMs: 10_000, signal: abortAfter(200) });
+await probe("abort", ["sleep", "600"], { timeoutMs: 900_000, signal: abortAfter(200) });
 await probe("pre_aborted", ["sleep", "30"], { timeoutMs: 10_000, signal: AbortSignal.abort() });
 await probe("not_found", ["muxbridge-no-such-program-x"], { timeoutMs: 5000 });
 await probe("output_cap", ["sh", "-c", "head -c 100000 /dev/zero"], {

@@ -5,7 +5,7 @@
  * kitty and Xvfb together, after killing whatever the windows still run (a program that ignores
  * SIGHUP would otherwise outlive kitty), and removes the temporary directory.
  *
- * When kitty or xvfb-run is absent, {@linkcode kittyMissing} says why, for `ignore:`.
+ * What it needs on PATH is {@linkcode KITTY_TOOLS}, for `requires` (tests/helpers/requires.ts).
  *
  * @module
  */
@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createRunner, type Runner, type RunResult } from "../../lib/sys/exec.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
+import { type Requirement, tool } from "./requires.ts";
 
 /** Options of {@linkcode startKittyServer}. */
 export interface KittyServerOptions {
@@ -49,20 +50,13 @@ export interface KittyServer {
   killSync(): void;
 }
 
-const which = (name: string) =>
-  (Deno.env.get("PATH") ?? "").split(":").some((d) => d && existsSync(`${d}/${name}`));
-
-/**
- * Why live kitty tests cannot run here, or undefined when they can.
- *
- * @returns The reason, for `ignore:` and a printed line.
- */
-export function kittyMissing(): string | undefined {
-  for (const bin of ["kitty", "xvfb-run", "setsid"]) {
-    if (!which(bin)) return `${bin} is not installed (apt-get install -y kitty xvfb xauth)`;
-  }
-  return undefined;
-}
+/** What live kitty tests need on PATH (for `requires`). */
+export const KITTY_TOOLS: readonly Requirement[] = [
+  tool("kitty", "apt-get install -y kitty"),
+  tool("xvfb-run", "apt-get install -y xvfb"),
+  tool("xauth", "apt-get install -y xauth"),
+  tool("setsid", "apt-get install -y util-linux"),
+];
 
 const clock = createRealClock();
 

@@ -156,3 +156,24 @@ Deno.test("closePane() of a dead (held) pane trusts only the recorded pid, not t
   assert.deepEqual(result, { alreadyGone: false, killed: true, programTerminated: false });
   assert.deepEqual(processes.signals, []);
 });
+
+Deno.test("closePane() notices a kill that silently does nothing and reports close_unverified", async () => {
+  const clock = createFakeClock();
+  const backend = createFakeBackend();
+  backend.exitsOnInterrupt = false;
+  backend.ignoreKills = true;
+  const { paneId } = await backend.spawn({
+    sessionId: "ses_k",
+    title: "k",
+    argv: ["opencode"],
+    cwd: "/",
+    env: {},
+    owner: "cli",
+  });
+  await assert.rejects(
+    settle(clock, closePane(backend, paneId, { graceMs: 100, clock, verifyMs: 500 })),
+    (e: unknown) => isMuxError(e, "close_unverified"),
+  );
+  assert.ok(backend.log.includes(`kill ${paneId}`), "the kill was sent");
+  assert.ok(backend.panes.has(paneId), "the pane is still there, and said so");
+});

@@ -352,3 +352,23 @@ Deno.test("SessionLoop ignores every event for a deleted session", async () => {
   assert.equal(h.backend.panes.size, 0);
   assert.equal(h.out.filter((m) => m.type === "pane.opened").length, 1);
 });
+
+Deno.test("SessionLoop notices a kill that silently does nothing: retried, then pane.failed close_unverified, kept stuck", async () => {
+  const h = setup({ close_grace_ms: 0 });
+  h.loop.handle(created("ses_k"));
+  await h.clock.advance(10);
+  const [paneId] = [...h.backend.panes.keys()];
+  h.backend.panes.get(paneId)!.exitsOnInterrupt = false;
+  h.backend.ignoreKills = true;
+  h.loop.handle({ kind: "deleted", info: { id: "ses_k", title: "", parentId: "ses_parent" } });
+  for (let i = 0; i < 100 && !h.out.some((m) => m.type === "pane.failed"); i++) {
+    await h.clock.advance(500);
+  }
+  const failed = h.out.find((m) => m.type === "pane.failed");
+  assert.ok(failed && failed.type === "pane.failed", kinds(h.out).join());
+  assert.equal(failed.op, "close");
+  assert.equal(failed.code, "close_unverified");
+  assert.equal(h.backend.log.filter((l) => l === `kill ${paneId}`).length, 3, "tried 3 times");
+  assert.ok(!h.out.some((m) => m.type === "pane.closed"), "never reported closed");
+  assert.equal([...h.store.records.values()][0]?.stuck, true, "kept for cleanup");
+});

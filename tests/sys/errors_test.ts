@@ -31,6 +31,7 @@ const EXPECTED_EXIT: Record<ErrorCode, number> = {
   server_unreachable: 1,
   auth_failed: 1,
   auth_unsupported: 1,
+  session_not_found: 1,
   unsupported: 1,
   backend_unreachable: 1,
   state_corrupt: 1,

@@ -8,13 +8,13 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { createRealClock } from "../../lib/sys/clock.ts";
+import { requirement, requires } from "../helpers/requires.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const bun = `${root}node_modules/.bin/bun`;
 const probe = `${root}tests/helpers/exec_probe.ts`;
 const clock = createRealClock();
-const hasBun = existsSync(bun);
-if (!hasBun) console.log(`exec_bun_test: skipped, ${bun} is missing (run scripts/setup.sh)`);
+const BUN = [requirement("bun", existsSync(bun), "npm install (bun is a devDependency)")];
 
 type Line = Record<string, unknown> & { name: string };
 
@@ -67,20 +67,17 @@ function checkLines(lines: Map<string, Line>): void {
     { code: 3, stdout: "out\n", stderr: "err\n" },
   );
   const stdinNull = get("stdin_null");
+  // An inherited stdin (a pipe the test keeps open) would end in timed_out, not "done".
   assert.equal(stdinNull.stdout, "done\n");
-  // A bound on real time for a real process: an inherited stdin would take the full 5 s.
-  assert.ok((stdinNull.ms as number) < 4000, `stdin "null" took ${stdinNull.ms} ms`);
   assert.equal(get("stdin_text").stdout, "hello\n");
   assert.equal(get("env").stdout, "a b'c");
   assert.equal(get("cwd").stdout, `${get("cwd").dir}\n`);
   assert.equal(get("killed_by_signal").code, 143);
+  // Each program would run for ten minutes: the error code is the proof it was ended.
   for (const name of ["timeout", "timeout_escalates"]) {
-    const line = get(name);
-    assert.equal(line.error, "timed_out", name);
-    assert.ok((line.ms as number) < 10_000, `${name} took ${line.ms} ms`);
+    assert.equal(get(name).error, "timed_out", name);
   }
   assert.equal(get("abort").error, "interrupted");
-  assert.ok((get("abort").ms as number) < 10_000);
   assert.equal(get("pre_aborted").error, "interrupted");
   assert.equal(get("not_found").error, "binary_not_found");
   assert.equal(get("output_cap").stdoutBytes, 1000);
@@ -92,7 +89,7 @@ function pick(line: Line, keys: string[]): Record<string, unknown> {
 
 Deno.test({
   name: "createRunner() under Bun (node:child_process) keeps every exec seam promise",
-  ignore: !hasBun,
+  ...requires("the exec seam under Bun", BUN),
   async fn() {
     checkLines(await runProbe([bun, "run"]));
   },

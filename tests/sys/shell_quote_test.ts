@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { quote, shArgv, shellCommand } from "../../lib/sys/shell_quote.ts";
+import { requires, tool, which } from "../helpers/requires.ts";
 
 /** A program that writes each of its arguments NUL-terminated, so the bytes show every boundary. */
 const PRINTF = ["printf", "%s\\0"];
@@ -294,10 +295,10 @@ Deno.test(
 
 Deno.test(
   "shellCommand() also survives bash, the usual login shell",
-  { ignore: !exists("/bin/bash") },
+  requires("shellCommand() under bash", [tool("bash")]),
   withTempDir(async (dir) => {
     const { code, stdout } = await runIn(dir, [
-      "/bin/bash",
+      which("bash") ?? "bash",
       "-c",
       shellCommand([...PRINTF, ...NASTY]),
     ]);
@@ -311,13 +312,4 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -14,6 +14,7 @@ import type { BackendName, EnvLookup } from "../../identity.ts";
 import type { Logger } from "../../sys/log.ts";
 import type { Fetch } from "../../opencode/client.ts";
 import type { Processes } from "../../sys/processes.ts";
+import type { MuxError } from "../../sys/errors.ts";
 
 /** Everything a command may touch. */
 export interface CliDeps {
@@ -79,6 +80,11 @@ export interface CommandResult {
   text: string;
   /** The exit code. @default 0 */
   exitCode?: number;
+  /**
+   * With a non-zero exit code: the one stderr line that says what failed (without the
+   * `muxbridge: ` prefix), as every failure has one.
+   */
+  failure?: string;
 }
 
 /** A flag of a command. */
@@ -107,4 +113,11 @@ export interface Command {
   json: boolean;
   /** Runs it. */
   run(invocation: Invocation, deps: CliDeps): Promise<CommandResult>;
+  /**
+   * What the command writes on stdout when it cannot start (its argv or config is refused, or
+   * `run` throws a {@linkcode MuxError} before it has written anything), next to the stderr line
+   * every failure gets. Absent: nothing (stdout stays empty). The bridge writes an `error` line
+   * and `bye`, so a plugin reading its stdout learns why.
+   */
+  failureOutput?(error: MuxError): string;
 }

@@ -9,7 +9,7 @@ import type { Credentials } from "../../opencode/attach.ts";
 import type { Backend, BackendDeps } from "../../backend.ts";
 import { type Config, configPath, parseConfigText, resolveConfig, stateDir } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { detectIdentity } from "../../identity.ts";
+import { type BackendName, detectIdentity, type EnvLookup } from "../../identity.ts";
 import { createOpencodeClient, type OpencodeClient } from "../../opencode/client.ts";
 import { createPaneStore, type PaneStore } from "../../session/pane_store.ts";
 import { selectBackend } from "../../select_backend.ts";
@@ -117,4 +117,17 @@ export function serverClient(deps: CliDeps, url: string, auth?: Credentials): Op
  */
 export function paneStore(config: Config, deps: CliDeps): PaneStore {
   return createPaneStore(stateDir(config, deps.env));
+}
+
+/**
+ * The panes this process runs in, one per multiplexer layer found in the environment (tmux's
+ * `TMUX_PANE`, kitty's `KITTY_WINDOW_ID`, …): never closed by `cleanup` or `close`.
+ *
+ * @param env The environment lookup.
+ * @returns The caller's panes by backend.
+ */
+export function callerPanes(env: EnvLookup): Array<{ backend: BackendName; paneId: string }> {
+  return detectIdentity(env).layers.flatMap((l) =>
+    l.paneId === null ? [] : [{ backend: l.backend, paneId: l.paneId }]
+  );
 }

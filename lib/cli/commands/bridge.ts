@@ -13,7 +13,8 @@ import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+import { backendDeps, callerPanes, loadConfig, serverClient } from "./_context.ts";
+import { dirFlag, urlFlag } from "./_flags.ts";
 
 /** The `bridge` command. */
 export const bridgeCommand: Command = {
@@ -22,8 +23,12 @@ export const bridgeCommand: Command = {
   usage: "muxbridge bridge [--url URL] [--dir DIR]",
   help: [
     "Reads one JSON event per line on stdin and answers with JSON lines on stdout (see",
-    "`muxbridge schema protocol`). Logs go to stderr or --log-file. Ends with a `bye` line on end",
-    "of input, bridge.shutdown, SIGTERM, SIGINT or SIGHUP, after closing owned panes.",
+    "`muxbridge schema protocol`). Logs go to stderr or --log-file. The first line is `ready`",
+    "whenever the bridge runs (with no usable multiplexer too: `backend: null` and the reason).",
+    "A bridge that cannot start writes one `error` line naming the flag or config key, then",
+    "`bye`, and nothing else: exit 2 for a bad flag or value, 3 for a bad config. Ends with a",
+    "`bye` line on end of input, bridge.shutdown, SIGTERM, SIGINT or SIGHUP, after closing owned",
+    "panes.",
     "",
     "Example:",
     `  printf '%s\\n' '{"type":"bridge.ping","id":1}' | muxbridge bridge --url http://127.0.0.1:4096`,
@@ -34,9 +39,21 @@ export const bridgeCommand: Command = {
   },
   positionals: [0, 0],
   json: false,
+  failureOutput(error) {
+    // The one start-up failure form: an `error` line, then `bye` (ready-first rule).
+    return [
+      { type: "error", code: error.code, message: error.message, line: null },
+      { type: "bye", closed: 0 },
+    ].map((m) => `${JSON.stringify(m)}\n`).join("");
+  },
   async run(inv, deps) {
-    // Validate the config before anything else: a bad config is exit 3 before `ready`.
+    // Flags, then the config, before anything else: a bridge that cannot start says so in
+    // failureOutput (exit 2 or 3) instead of `ready`.
+    if (typeof inv.values.url === "string") urlFlag(inv.values.url);
+    const directory = typeof inv.values.dir === "string" ? dirFlag(inv.values.dir) : deps.cwd;
     const base = loadConfig(inv.global, deps);
+    // So is an unsafe state directory (another user's, or writable by others): exit 3.
+    const store = createPaneStore(stateDir(base, deps.env));
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
@@ -47,7 +64,7 @@ export const bridgeCommand: Command = {
       version: deps.version,
       start: {
         ...(typeof inv.values.url === "string" ? { url: inv.values.url } : {}),
-        directory: typeof inv.values.dir === "string" ? inv.values.dir : deps.cwd,
+        directory,
         ...(auth ? { auth } : {}),
       },
       resolveConfig: (hello) => hello === undefined ? base : loadConfig(inv.global, deps, hello),
@@ -57,17 +74,20 @@ export const bridgeCommand: Command = {
         log,
         emit,
         config,
-        store: createPaneStore(stateDir(config, deps.env)),
+        // bridge.hello cannot set state_dir: every loop shares the checked store.
+        store,
         processes: deps.processes,
         owner,
         server: client,
       }),
-      reclaim: (backend, credentials, onCorrupt) =>
+      reclaim: (backend, grant, onCorrupt) =>
         runCleanup({
-          store: createPaneStore(stateDir(base, deps.env)),
+          store,
           backends: { [backend.name]: backend },
           processes: deps.processes,
-          client: (url) => client(url, credentials),
+          client: (url, credentials) => client(url, credentials),
+          ...(grant ? { grant } : {}),
+          callerPanes: callerPanes(deps.env),
           clock: deps.clock,
           log,
           graceMs: base.close_grace_ms,

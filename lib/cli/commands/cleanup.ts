@@ -10,17 +10,23 @@ import { runCleanup } from "../../session/cleanup.ts";
 import type { BackendName } from "../../identity.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { Command } from "./_command.ts";
-import { backendDeps, loadConfig, paneStore, serverClient } from "./_context.ts";
+import { grantFor } from "../../opencode/origin.ts";
+import { MuxError } from "../../sys/errors.ts";
+import { normalizeServerUrl } from "../../validate.ts";
+import { backendDeps, callerPanes, loadConfig, paneStore, serverClient } from "./_context.ts";
 
 /** The `cleanup` command. */
 export const cleanupCommand: Command = {
   name: "cleanup",
   summary: "Close panes left behind by a bridge that is gone",
-  usage: "muxbridge cleanup [--dry-run] [--all] [--json]",
+  usage: "muxbridge cleanup [--dry-run] [--all] [--url URL] [--json]",
   help: [
     "For every owned pane whose owner process is dead: closes it when its session is deleted,",
     "idle, or its server does not answer; keeps it while the session is busy. Panes of a running",
-    "bridge are never touched; panes from `muxbridge spawn` only with --all.",
+    "bridge are never touched; panes from `muxbridge spawn` only with --all. Only recorded panes",
+    "are closed (multiplexer marks alone are not ownership), never the pane cleanup runs in.",
+    "OPENCODE_SERVER_PASSWORD is sent only to the server --url names; records of any other",
+    "server are checked without it.",
     "",
     "Example:",
     "  muxbridge cleanup --dry-run --json",
@@ -28,10 +34,22 @@ export const cleanupCommand: Command = {
   flags: {
     "dry-run": { type: "boolean", help: "Report what would be closed, close nothing" },
     all: { type: "boolean", help: "Include panes opened by `muxbridge spawn`" },
+    url: {
+      type: "string",
+      help: "The server OPENCODE_SERVER_PASSWORD belongs to (without it, no password is sent)",
+    },
   },
   positionals: [0, 0],
   json: true,
   async run(inv, deps) {
+    let url: string | undefined;
+    if (typeof inv.values.url === "string") {
+      try {
+        url = normalizeServerUrl(inv.values.url).url;
+      } catch (err) {
+        throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
+      }
+    }
     const config = loadConfig(inv.global, deps);
     const store = paneStore(config, deps);
     const wanted = new Set<BackendName>(store.list().records.map((r) => r.backend));
@@ -47,12 +65,14 @@ export const cleanupCommand: Command = {
       if (selection.ok) backends[name] = selection.backend;
       else deps.log.warn(`cleanup cannot use ${name}: ${selection.message}`);
     }
-    const auth = envCredentials(deps.env);
+    const grant = grantFor(url, envCredentials(deps.env));
     const report = await runCleanup({
       store,
       backends,
       processes: deps.processes,
-      client: (url) => serverClient(deps, url, auth),
+      client: (server, auth) => serverClient(deps, server, auth),
+      ...(grant ? { grant } : {}),
+      callerPanes: callerPanes(deps.env),
       clock: deps.clock,
       log: deps.log,
       graceMs: config.close_grace_ms,

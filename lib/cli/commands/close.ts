@@ -6,9 +6,9 @@
 
 import { closePane } from "../../session/close_pane.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { validateTarget } from "../../validate.ts";
 import type { Command } from "./_command.ts";
-import { loadConfig, openBackend, paneStore } from "./_context.ts";
+import { callerPanes, loadConfig, openBackend, paneStore } from "./_context.ts";
+import { paneIdArgument } from "./_flags.ts";
 
 /** The `close` command. */
 export const closeCommand: Command = {
@@ -17,8 +17,10 @@ export const closeCommand: Command = {
   usage: "muxbridge close PANE_ID [--force] [--json]",
   help: [
     "Sends the interrupt, waits up to close_grace_ms for the program to end, kills the pane,",
-    "verifies it is gone and that its program did not survive. A pane that is already gone is",
-    "success. Refuses a pane muxbridge did not open unless --force.",
+    "verifies it is gone and that its program did not survive. A pane that is not there (closed",
+    "already, or never there) is success: exit 0, `alreadyGone: true`. Refuses a pane that is there",
+    "but has no record of muxbridge (exit 1) unless --force (multiplexer marks alone are not",
+    "ownership), and always refuses the pane it runs in.",
     "",
     "Example:",
     "  muxbridge close %5",
@@ -27,12 +29,7 @@ export const closeCommand: Command = {
   positionals: [1, 1],
   json: true,
   async run(inv, deps) {
-    const paneId = inv.positionals[0];
-    try {
-      validateTarget("pane id", paneId);
-    } catch (err) {
-      throw new MuxError("usage", (err as Error).message);
-    }
+    const paneId = paneIdArgument(inv.positionals[0]);
     let config = loadConfig(inv.global, deps);
     const store = paneStore(config, deps);
     const candidates = store.list().records.filter((r) =>
@@ -43,13 +40,22 @@ export const closeCommand: Command = {
       config = { ...config, backend: record.backend };
     }
     const backend = await openBackend(config, deps);
-    const info = await backend.inspect(paneId, deps.signal);
-    const marked = info?.sessionId !== undefined && info.sessionId !== "";
-    const owned = (record !== undefined && record.backend === backend.name) || marked;
-    if (!owned && !inv.values.force && info !== null) {
-      throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge did not open it`, {
-        hint: "Pass --force to close it anyway",
+    if (callerPanes(deps.env).some((p) => p.backend === backend.name && p.paneId === paneId)) {
+      await backend.dispose?.();
+      throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge runs in it`, {
+        hint: "Close it from the multiplexer itself",
       });
+    }
+    const info = await backend.inspect(paneId, deps.signal);
+    // Only a record makes a pane muxbridge's: marks are hints any program can set.
+    const owned = record !== undefined && record.backend === backend.name;
+    if (!owned && !inv.values.force && info !== null) {
+      await backend.dispose?.();
+      throw new MuxError(
+        "not_owned",
+        `Cannot close pane "${paneId}": muxbridge did not open it (it has no record of it)`,
+        { hint: "Pass --force to close it anyway" },
+      );
     }
     const result = await closePane(backend, paneId, {
       graceMs: config.close_grace_ms,

@@ -10,15 +10,17 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BridgeIO, runBridge } from "../../bridge/bridge.ts";
+import { runBridge } from "../../bridge/bridge.ts";
 import { type Config, resolveConfig } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { createLogger, type LogLevel } from "../../sys/log.ts";
+import { waitFor } from "../../sys/clock.ts";
 import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import type { OutMessage } from "../../bridge/protocol.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { CliDeps, Command } from "./_command.ts";
+import { Script, WAIT_MS } from "./_demo_script.ts";
 import { drawPanes } from "./_layout_picture.ts";
 
 const STAND_IN = `#!/bin/sh
@@ -29,70 +31,6 @@ printf '\\033[1mstand-in for: opencode attach\\033[0m\\n'
 for a in "$@"; do printf '  %s\\n' "$a"; done
 while :; do sleep 1; done
 `;
-
-const WAIT_MS = 15_000;
-
-/** A scripted bridge input plus a record of its output, for driving the real bridge. */
-class Script {
-  readonly out: OutMessage[] = [];
-  #lines: string[] = [];
-  #wake: (() => void) | null = null;
-  #ended = false;
-  #waiters: Array<() => void> = [];
-
-  io(onSignal: BridgeIO["onSignal"]): BridgeIO {
-    return {
-      input: this.#input(),
-      write: (line) => {
-        this.out.push(JSON.parse(line) as OutMessage);
-        for (const w of this.#waiters.splice(0)) w();
-      },
-      flush: () => Promise.resolve(),
-      onSignal,
-    };
-  }
-
-  async *#input(): AsyncGenerator<Uint8Array> {
-    const enc = new TextEncoder();
-    while (true) {
-      while (this.#lines.length) yield enc.encode(this.#lines.shift()!);
-      if (this.#ended) return;
-      await new Promise<void>((r) => (this.#wake = r));
-    }
-  }
-
-  send(message: unknown): void {
-    this.#lines.push(`${JSON.stringify(message)}\n`);
-    this.#wake?.();
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wake?.();
-  }
-
-  async until<T extends OutMessage>(
-    what: string,
-    pred: (m: OutMessage) => m is T,
-    deps: CliDeps,
-  ): Promise<T> {
-    const deadline = deps.clock.now() + WAIT_MS;
-    while (true) {
-      const hit = this.out.find(pred);
-      if (hit) {
-        this.out.splice(this.out.indexOf(hit), 1);
-        return hit;
-      }
-      if (deps.clock.now() > deadline) {
-        throw new MuxError("timed_out", `Cannot finish the demo: no ${what} within ${WAIT_MS} ms`);
-      }
-      await new Promise<void>((resolve) => {
-        this.#waiters.push(resolve);
-        deps.clock.setTimeout(resolve, 100);
-      });
-    }
-  }
-}
 
 const opened =
   (sid: string) => (m: OutMessage): m is Extract<OutMessage, { type: "pane.opened" }> =>
@@ -130,9 +68,11 @@ export const demoCommand: Command = {
     }
     const say = (text: string) => deps.stdout(`${text}\n`);
     const dir = mkdtempSync(join(tmpdir(), "muxbridge-demo-"));
-    const socket = `muxbridge-demo-${deps.processes.selfPid}`;
+    // The socket lives in the demo's own directory, so removing that removes it too (tmux
+    // leaves its socket file behind after kill-server).
+    const socket = join(dir, "tmux.sock");
     const tmux = (...args: string[]) =>
-      deps.run(["tmux", "-L", socket, ...args], { timeoutMs: 5000, env: { TMUX: "" } });
+      deps.run(["tmux", "-S", socket, ...args], { timeoutMs: 5000, env: { TMUX: "" } });
     let serverStarted = false;
     try {
       const version = await deps.run(["tmux", "-V"], { timeoutMs: 5000 });
@@ -142,7 +82,7 @@ export const demoCommand: Command = {
       writeFileSync(standIn, STAND_IN);
       chmodSync(standIn, 0o755);
 
-      say(`muxbridge demo (${version.stdout.trim()}, private server -L ${socket})`);
+      say(`muxbridge demo (${version.stdout.trim()}, private server -S ${socket})`);
       const parentCmd =
         `printf '\\033[1mOpenCode (parent session)\\033[0m\\nmuxbridge opens one pane per child session beside this one.\\n'; exec sleep 100000`;
       const started = await tmux(
@@ -182,7 +122,7 @@ export const demoCommand: Command = {
         env: () => undefined,
         flags: {
           backend: "tmux",
-          tmux: { socket_name: socket, target: anchor },
+          tmux: { socket_path: socket, target: anchor },
           opencode_bin: standIn,
           idle_close_delay_ms: 600,
           min_pane_lifetime_ms: 600,
@@ -191,8 +131,9 @@ export const demoCommand: Command = {
           state_dir: join(dir, "state"),
         },
       });
-      // Quiet by default; `--log-level debug` shows the loop's transitions.
-      const log = createLogger((inv.global.logLevel ?? "warn") as LogLevel);
+      // Quiet by default (a child that gets no pane ends the demo with the reason anyway);
+      // `--log-level debug` shows the loop's transitions.
+      const log = createLogger((inv.global.logLevel ?? "error") as LogLevel);
       const script = new Script();
       const bridge = runBridge({
         // Ctrl+C during the demo ends the bridge in order; the finally block stops the server.
@@ -251,6 +192,9 @@ export const demoCommand: Command = {
         type: "session.created",
         properties: { sessionID: P, info: info(P, "parent") },
       });
+      // One child at a time, so that pane ids and places are the same in every run (the
+      // README shows a captured run; concurrent opens would finish in any order).
+      const panes: Record<string, string> = {};
       for (const c of [C1, C2, C3]) {
         script.send({
           type: "session.created",
@@ -260,9 +204,6 @@ export const demoCommand: Command = {
           type: "session.status",
           properties: { sessionID: c, status: { type: "busy" } },
         });
-      }
-      const panes: Record<string, string> = {};
-      for (const c of [C1, C2, C3]) {
         panes[c] = (await script.until(`pane.opened for ${c}`, opened(c), deps)).paneId;
       }
       say(
@@ -275,7 +216,7 @@ export const demoCommand: Command = {
           JSON.stringify(await paneTitle(tmux, panes[C3]))
         }`,
       );
-      await picture(tmux, say, deps);
+      await picture(tmux, say, deps, [anchor, panes[C1], panes[C2], panes[C3]], config);
 
       script.send({
         type: "session.status",
@@ -308,7 +249,7 @@ export const demoCommand: Command = {
           JSON.stringify(await paneTitle(tmux, panes[C1]))
         }`,
       );
-      await picture(tmux, say, deps);
+      await picture(tmux, say, deps, [anchor, panes[C1], c2again.paneId], config);
 
       script.send({ type: "bridge.shutdown" });
       script.end();
@@ -344,13 +285,21 @@ async function paneTitle(
   )).stdout.trim();
 }
 
-async function picture(
+/** One pane's place, as `list-panes` reports it. */
+interface Placed {
+  id: string;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  title: string;
+  windowWidth: number;
+  windowHeight: number;
+}
+
+async function placedPanes(
   tmux: (...a: string[]) => Promise<{ stdout: string }>,
-  say: (t: string) => void,
-  deps: CliDeps,
-): Promise<void> {
-  // Let the debounced layout pass land before drawing.
-  await new Promise<void>((resolve) => deps.clock.setTimeout(resolve, 300));
+): Promise<Placed[]> {
   const sep = "\u001f";
   const out = await tmux(
     "list-panes",
@@ -368,17 +317,67 @@ async function picture(
       "#{window_height}",
     ].join(sep),
   );
-  const rows = out.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(sep));
-  if (rows.length === 0) return;
-  const boxes = rows.map((r) => ({
+  return out.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(sep)).map((r) => ({
     id: r[0],
     left: +r[1],
     top: +r[2],
     width: +r[3],
     height: +r[4],
-    label: r[5],
+    title: r[5],
+    windowWidth: +r[6],
+    windowHeight: +r[7],
+  }));
+}
+
+/**
+ * Whether the window shows exactly `expected` in the main-vertical layout: the parent on the
+ * left at main_pane_size percent, the children stacked on the right with even heights.
+ */
+function laidOut(panes: readonly Placed[], expected: readonly string[], config: Config): boolean {
+  if (panes.length !== expected.length || !expected.every((id) => panes.some((p) => p.id === id))) {
+    return false;
+  }
+  const [main, ...rest] = expected.map((id) => panes.find((p) => p.id === id)!);
+  const mainWidth = Math.round((main.windowWidth * config.main_pane_size) / 100);
+  const heights = rest.map((p) => p.height);
+  return main.left === 0 && Math.abs(main.width - mainWidth) <= 1 &&
+    rest.every((p) => p.left > main.width) &&
+    Math.max(...heights) - Math.min(...heights) <= 1;
+}
+
+async function picture(
+  tmux: (...a: string[]) => Promise<{ stdout: string }>,
+  say: (t: string) => void,
+  deps: CliDeps,
+  expected: readonly string[],
+  config: Config,
+): Promise<void> {
+  // The layout pass runs shortly after an open or close: draw once it has landed.
+  let panes: Placed[] = [];
+  const settled = await waitFor(deps.clock, async () => {
+    panes = await placedPanes(tmux);
+    return laidOut(panes, expected, config);
+  }, { deadline: deps.clock.now() + WAIT_MS, maxIntervalMs: 50, signal: deps.signal });
+  if (deps.signal.aborted) throw new MuxError("interrupted", "Interrupted");
+  if (!settled) {
+    throw new MuxError(
+      "timed_out",
+      `Cannot finish the demo: the layout of ${
+        expected.join(", ")
+      } did not settle within ${WAIT_MS} ms`,
+    );
+  }
+  const boxes = panes.map((p) => ({
+    id: p.id,
+    left: p.left,
+    top: p.top,
+    width: p.width,
+    height: p.height,
+    label: p.title,
   }));
   say("");
-  for (const line of drawPanes(boxes, +rows[0][6], +rows[0][7])) say(`   ${line}`);
+  for (const line of drawPanes(boxes, panes[0].windowWidth, panes[0].windowHeight)) {
+    say(`   ${line}`);
+  }
   say("");
 }

@@ -10,9 +10,10 @@ import type { Check } from "../../backend.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
 import { selectBackend } from "../../select_backend.ts";
-import { normalizeServerUrl } from "../../validate.ts";
+import type { ServerUrl } from "../../validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
 import { backendDeps, loadConfig, serverClient } from "./_context.ts";
+import { urlFlag } from "./_flags.ts";
 
 /** A failed check from what was thrown; the error's own hint wins over `hint`. */
 function failedCheck(name: string, err: unknown, hint: string): Check {
@@ -61,19 +62,8 @@ async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
 }
 
 /** Probes the server the way the bridge will: health, a session lookup, auth. */
-async function serverChecks(rawUrl: string, deps: CliDeps): Promise<Check[]> {
-  let url;
-  try {
-    url = normalizeServerUrl(rawUrl);
-  } catch (err) {
-    return [{
-      name: "server URL",
-      status: "fail",
-      detail: (err as Error).message,
-      hint: "Pass the URL OpenCode listens on",
-    }];
-  }
-  const auth = url.auth ?? envCredentials(deps.env);
+async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
+  const auth = envCredentials(deps.env);
   const client = serverClient(deps, url.url, auth);
   const checks: Check[] = [];
   const call = { signal: deps.signal };
@@ -149,6 +139,8 @@ export const doctorCommand: Command = {
   positionals: [0, 0],
   json: true,
   async run(inv, deps) {
+    // argv first: a bad --url is a usage error (exit 2), not a failed check.
+    const url = typeof inv.values.url === "string" ? urlFlag(inv.values.url) : undefined;
     const checks: Check[] = [];
     let config;
     try {
@@ -192,16 +184,19 @@ export const doctorCommand: Command = {
       }
       checks.push(await opencodeCheck(config.opencode_bin, deps));
     }
-    if (typeof inv.values.url === "string") {
-      checks.push(...await serverChecks(inv.values.url, deps));
-    }
-    const failed = checks.some((c) => c.status === "fail");
+    if (url) checks.push(...await serverChecks(url, deps));
+    const failed = checks.filter((c) => c.status === "fail").map((c) => c.name);
     const text =
       checks.map((c) =>
         `${c.status.toUpperCase().padEnd(4)} ${c.name}: ${c.detail}${
           c.hint && c.status !== "pass" ? `\n     hint: ${c.hint}` : ""
         }`
       ).join("\n") + "\n";
-    return { json: { checks }, text, exitCode: failed ? 1 : 0 };
+    return {
+      json: { checks },
+      text,
+      exitCode: failed.length ? 1 : 0,
+      failure: `Cannot pass every check: ${failed.join(", ")} failed; each one shows a hint`,
+    };
   },
 };

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { isPending } from "../../session/lost_spawns.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, paneStore } from "./_context.ts";
 
@@ -21,7 +22,8 @@ export const listCommand: Command = {
     const config = loadConfig(inv.global, deps);
     const { records, corrupt } = paneStore(config, deps).list();
     for (const c of corrupt) deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
-    const rows = records.map((r) => ({
+    // A pending record is a spawn without a pane (yet): `cleanup` resolves it.
+    const rows = records.filter((r) => !isPending(r)).map((r) => ({
       sessionId: r.sessionId,
       paneId: r.paneId,
       backend: r.backend,

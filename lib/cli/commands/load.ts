@@ -9,7 +9,11 @@
 
 import type { Command } from "./_command.ts";
 
-/** Each command's module, in the order `--help` lists them (the order of `COMMANDS`). */
+/**
+ * Each command's module, in the order `--help` lists them (the order of `COMMANDS`). This is the
+ * one table a new command (`install`, `uninstall`, …) is added to for the binary to run it; add
+ * it to `COMMANDS` in `mod.ts` at the same position (`tests/cli/load_test.ts` checks they agree).
+ */
 export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<Command>>> = {
   bridge: async () => (await import("./bridge.ts")).bridgeCommand,
   detect: async () => (await import("./detect.ts")).detectCommand,

@@ -5,29 +5,14 @@
  */
 
 import { attachArgv, attachEnv, envCredentials } from "../../opencode/attach.ts";
+import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
-import {
-  cleanTitle,
-  normalizeServerUrl,
-  validateDirectory,
-  validateSessionId,
-} from "../../validate.ts";
+import { cleanTitle } from "../../validate.ts";
+import { spawnRecorded } from "../../session/lost_spawns.ts";
+import { ownerStamp } from "../../sys/processes.ts";
 import type { Command } from "./_command.ts";
-import { loadConfig, openBackend, paneStore } from "./_context.ts";
-
-/** Reads a required string flag or fails with a usage error. */
-function requiredFlag(
-  values: Record<string, string | boolean | undefined>,
-  name: string,
-): string {
-  const v = values[name];
-  if (typeof v !== "string" || v === "") {
-    throw new MuxError("usage", `Cannot run without --${name}`, {
-      hint: "See `muxbridge <command> --help`",
-    });
-  }
-  return v;
-}
+import { loadConfig, openBackend, paneStore, serverClient } from "./_context.ts";
+import { dirFlag, requiredFlag, sessionIdFlag, urlFlag } from "./_flags.ts";
 
 /** The `spawn` command. */
 export const spawnCommand: Command = {
@@ -36,7 +21,9 @@ export const spawnCommand: Command = {
   usage: "muxbridge spawn --session ID --url URL --dir DIR [--title T] [--json]",
   help: [
     "Opens a pane next to the current one running `opencode attach URL --session ID --dir DIR`",
-    "(started by argv, never by your shell) and records it as owned by `cli`.",
+    "(started by argv, never by your shell) and records it as owned by `cli`. Like the bridge, it",
+    "first waits up to readiness_timeout_ms for the server to answer and know the session, and",
+    "opens nothing (exit 1) when it does not.",
     "Credentials come from OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD and reach the pane",
     "only through its environment. Plain output is the pane id.",
     "",
@@ -52,28 +39,39 @@ export const spawnCommand: Command = {
   positionals: [0, 0],
   json: true,
   async run(inv, deps) {
-    const sessionId = requiredFlag(inv.values, "session");
-    const rawUrl = requiredFlag(inv.values, "url");
-    const dir = requiredFlag(inv.values, "dir");
-    let server;
-    try {
-      validateSessionId(sessionId);
-      validateDirectory(dir);
-      server = normalizeServerUrl(rawUrl);
-    } catch (err) {
-      throw new MuxError("usage", (err as Error).message, { hint: (err as MuxError).hint });
-    }
+    const sessionId = sessionIdFlag(requiredFlag(inv.values, "session", "spawn"));
+    const server = urlFlag(requiredFlag(inv.values, "url", "spawn"));
+    const dir = dirFlag(requiredFlag(inv.values, "dir", "spawn"));
     const title = cleanTitle(typeof inv.values.title === "string" ? inv.values.title : sessionId);
     const config = loadConfig(inv.global, deps);
+    // The state directory is checked (and created 0700) before a pane exists that it must record.
+    const store = paneStore(config, deps);
     const backend = await openBackend(config, deps);
-    const auth = server.auth ?? envCredentials(deps.env);
+    const auth = envCredentials(deps.env);
     if (auth && !backend.capabilities.env) {
       throw new MuxError(
         "auth_unsupported",
         `Cannot pass the server password to a ${backend.name} pane without exposing it`,
       );
     }
-    const pane = await backend.spawn({
+    // A pane that cannot attach is no success: check the server as the bridge does.
+    const ready = await waitUntilReady({
+      client: serverClient(deps, server.url, auth),
+      sessionId,
+      directory: dir,
+      clock: deps.clock,
+      timeoutMs: config.readiness_timeout_ms,
+      signal: deps.signal,
+    });
+    if (!ready.ok) {
+      await backend.dispose?.();
+      throw new MuxError(ready.reason, `Cannot open a pane for ${sessionId}: ${ready.message}`, {
+        hint: ready.hint,
+      });
+    }
+    // The pending record names this process as its owner: should it die mid-spawn, `cleanup`
+    // closes the pane the spawn made once this process is gone.
+    const spawned = await spawnRecorded(backend, {
       sessionId,
       title,
       argv: attachArgv(config.opencode_bin, server.url, sessionId, dir),
@@ -81,10 +79,28 @@ export const spawnCommand: Command = {
       env: attachEnv(auth),
       owner: "cli",
       signal: deps.signal,
+    }, {
+      sessionId,
+      title,
+      openedAt: new Date(deps.clock.now()).toISOString(),
+      owner: ownerStamp(deps.processes),
+      server: server.url,
+      directory: dir,
+    }, {
+      store,
+      clock: deps.clock,
+      processes: deps.processes,
+      graceMs: config.close_grace_ms,
+      log: deps.log,
     });
+    if (!spawned.ok) {
+      await backend.dispose?.();
+      throw spawned.error;
+    }
+    const { pane, pending } = spawned;
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
-    paneStore(config, deps).put({
+    store.put({
       sessionId,
       paneId: pane.paneId,
       backend: backend.name,
@@ -96,6 +112,7 @@ export const spawnCommand: Command = {
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
       ...(pidStart !== undefined ? { pidStart } : {}),
     });
+    store.remove(backend.name, pending.paneId);
     await backend.dispose?.();
     return {
       json: { paneId: pane.paneId, backend: backend.name, sessionId },
