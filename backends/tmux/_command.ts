@@ -2,8 +2,8 @@
  * Private to the tmux backend: how tmux commands are sent and what a failure means.
  *
  * One tmux process per call, with every command of the call in it (`;`-separated: tmux runs
- * them in order and stops at the first failure), the server flags first, a timeout and the
- * caller's signal always. Two ways:
+ * them in order and stops at the first failure), `-u` (see {@linkcode UTF8_FLAG}) and the server
+ * flags first, a timeout and the caller's signal always. Two ways:
  * 1. the commands on its argv;
  * 2. for commands carrying a pane's environment (`-e NAME=value`, credentials): `source-file -`
  *    with the commands on its stdin, so the values never appear on any process's argv (`ps`
@@ -222,17 +222,27 @@ function serverFlags(deps: BackendDeps): string[] {
   return socket ? ["-S", validateTarget("tmux socket path", socket)] : [];
 }
 
+/**
+ * `-u`: the client takes its output as UTF-8 whatever the locale. Without it, a client whose
+ * `LC_ALL`, `LC_CTYPE` and `LANG` (the first one set) do not say UTF-8 gets every printed line
+ * through `utf8_sanitize` (`cmdq_print`, tmux 3.3a `cmd-queue.c`), which turns each control
+ * character and each non-ASCII character into `_`: the `\x1f` separators of muxbridge's formats
+ * (and tabs, and a title's UTF-8) arrive as `_` and nothing parses (observed live on 3.3a under
+ * `env -i`). The flag changes nothing else: no environment reaches the server or its panes.
+ */
+const UTF8_FLAG = ["-u"] as const;
+
 /** Runs tmux command lines for one backend. */
 export interface TmuxCommand {
   /** The binary. */
   readonly bin: string;
-  /** Runs `tmux <server flags> <commands…>` in one process; resolves for any exit code. */
+  /** Runs `tmux -u <server flags> <commands…>` in one process; resolves for any exit code. */
   run(
     commands: readonly TmuxArgs[],
     signal?: AbortSignal,
     options?: TmuxRunOptions,
   ): Promise<CommandRun>;
-  /** Runs `tmux -V` (no server flags: it needs no server). */
+  /** Runs `tmux -u -V` (no server flags: it needs no server). */
   version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode tmuxError} on a non-zero exit. */
   must(action: string, commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<string>;
@@ -253,7 +263,11 @@ export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
     stdin?: string,
     shown: readonly string[] = args,
   ): Promise<CommandRun> => {
-    const head = [validateTarget("tmux binary", bin), ...(server ? serverFlags(deps) : [])];
+    const head = [
+      validateTarget("tmux binary", bin),
+      ...UTF8_FLAG,
+      ...(server ? serverFlags(deps) : []),
+    ];
     return await runCommand(deps, [...head, ...args], {
       signal,
       stdin,

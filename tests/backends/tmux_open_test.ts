@@ -135,7 +135,7 @@ Deno.test("tmux closePane() of a recorded program costs the interrupt and one ca
       pidStart: processes.startTime(opened.pid!),
     });
     assert.deepEqual(result, { alreadyGone: false, killed: false, programTerminated: false });
-    assert.deepEqual(calls.slice(before).map((c) => c.argv[3]), ["send-keys", "if-shell"]);
+    assert.deepEqual(calls.slice(before).map((c) => c.argv[4]), ["send-keys", "if-shell"]);
     assert.equal((await rows(server)).some((r) => r.paneId === opened.paneId), false);
     // The close's call listed the session after the kill: the next open needs no listing.
     await backend.spawn(request("ses_next"));

@@ -71,7 +71,7 @@ function backendOn(
   splitAnswer?: { code: number; stderr: string; stdout?: string },
 ) {
   const fake = createFakeRunner();
-  const prefix = ["tmux", "-L", "s"];
+  const prefix = ["tmux", "-u", "-L", "s"];
   fake.on([...prefix, "list-panes", "-s", "-t", "%0", "-F", PANE_FORMAT], { stdout: anchorRow });
   if (splitAnswer) {
     fake.onPrefix([...prefix, "if-shell", "-F", "-t"], {
@@ -111,7 +111,7 @@ const request = {
 /** Each call's verb and, for a guarded open, the command its block starts with. */
 const verbs = (fake: ReturnType<typeof createFakeRunner>) =>
   fake.calls.map((c) => {
-    const verb = c.argv[3];
+    const verb = c.argv[4];
     if (verb !== "if-shell") return verb;
     return `${verb} ${c.argv.find((a) => /^(split-window|new-window) /.test(a))?.split(" ")[0]}`;
   });
@@ -138,7 +138,7 @@ Deno.test("tmux spawn() kills a pane whose marks failed in the middle of the cal
     stdout: "%7 4242\n", // the split ran and printed its pane; the listing shows it unmarked
     stderr: "something failed after the split\n",
   });
-  fake.on(["tmux", "-L", "s", "kill-pane", "-t", "%7"], { stdout: "" });
+  fake.on(["tmux", "-u", "-L", "s", "kill-pane", "-t", "%7"], { stdout: "" });
   await assert.rejects(
     backend.spawn(request),
     (err: unknown) => isMuxError(err, "command_failed") && /mark new pane "%7"/.test(err.message),

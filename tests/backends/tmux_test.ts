@@ -247,8 +247,8 @@ Deno.test("planLayout() evens out only containers made of owned panes", () => {
 
 function probeFake(version: string | Error) {
   const fake = createFakeRunner();
-  fake.on(["tmux", "-V"], version instanceof Error ? version : { stdout: `${version}\n` });
-  fake.on(["tmux", "-L", "s", "display-message", "-p", "#{version}"], { stdout: "3.3a\n" });
+  fake.on(["tmux", "-u", "-V"], version instanceof Error ? version : { stdout: `${version}\n` });
+  fake.on(["tmux", "-u", "-L", "s", "display-message", "-p", "#{version}"], { stdout: "3.3a\n" });
   const backend = createTmuxBackend(makeDeps(fake.run, { tmux: { socket_name: "s" } }));
   return { fake, backend };
 }
@@ -285,8 +285,8 @@ Deno.test("tmux probe() keeps binary_not_found and adds a tmux hint", async () =
 
 Deno.test("tmux probe() reports a missing server as backend_unreachable", async () => {
   const fake = createFakeRunner();
-  fake.on(["tmux", "-V"], { stdout: "tmux 3.3a\n" });
-  fake.on(["tmux", "-L", "s", "display-message", "-p", "#{version}"], {
+  fake.on(["tmux", "-u", "-V"], { stdout: "tmux 3.3a\n" });
+  fake.on(["tmux", "-u", "-L", "s", "display-message", "-p", "#{version}"], {
     code: 1,
     stderr: "no server running on /tmp/tmux-0/s\n",
   });

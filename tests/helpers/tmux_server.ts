@@ -70,7 +70,9 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
   await Promise.all([home, tmpdir, dir].map((d) => Deno.mkdir(d)));
   const socketName = `muxbridge-test-${crypto.randomUUID().slice(0, 8)}`;
   const bin = options.bin ?? "tmux";
-  // Empty TMUX counts as unset for tmux; the runner can add variables but not remove them.
+  // Empty TMUX counts as unset when tmux picks its server, not when it guesses whether output
+  // may be UTF-8 (any TMUX says yes; tests/e2e_cli_test.ts runs a client without it). The
+  // runner can add variables but not remove them.
   const env = { HOME: home, TMUX_TMPDIR: tmpdir, TMUX: "", TMUX_PANE: "" };
   const real = createRunner();
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
