@@ -25,8 +25,6 @@ function captured(): string {
 Deno.test({
   name:
     "README demo transcript: a real run prints it (but for the tmux version and socket path) and leaves no server or socket",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const box = await Sandbox.create();
     try {
@@ -50,8 +48,6 @@ Deno.test({
 
 Deno.test({
   name: "demo: Ctrl+C stops it with exit 130 and still removes its server and files",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const box = await Sandbox.create();
     try {
@@ -72,8 +68,6 @@ Deno.test({
 
 Deno.test({
   name: "demo: a reader that stops early (`| head -3`) stops it, and it still removes its server",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const box = await Sandbox.create();
     try {

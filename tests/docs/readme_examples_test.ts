@@ -63,8 +63,6 @@ function matches(shown: unknown, actual: unknown): boolean {
 
 Deno.test({
   name: "README Commands examples: each runs as written and exits 0",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const box = await Sandbox.create();
     const server = serveFakeOpencode();
@@ -110,8 +108,6 @@ Deno.test("README Commands: `deno task start -- --help` shows the help", async (
 
 Deno.test({
   name: "README Bridge protocol transcripts: each prints exactly the lines shown",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const box = await Sandbox.create();
     try {
