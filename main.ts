@@ -20,6 +20,7 @@ import type { BackendName } from "./lib/identity.ts";
 import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/sys/log.ts";
 import { createProcesses } from "./lib/sys/processes.ts";
 import { processBridgeIO } from "./lib/sys/stdio.ts";
+import { flushOutput, processStderr, processStdout } from "./lib/sys/output.ts";
 
 /** muxbridge's version, from deno.json. */
 export const VERSION: string = denoConfig.version;
@@ -57,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
     return fail(err, commandNamed(argv, commands));
   }
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    processStdout().write(parsed.text);
     return 0;
   }
   const { command, invocation } = parsed;
@@ -90,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
     fetch: (input, init) => fetch(input, init),
     readText,
     stdout: (text) => {
-      if (!stdoutGone) process.stdout.write(text);
+      if (!stdoutGone) processStdout().write(text);
     },
     log,
     cwd: process.cwd(),
@@ -105,7 +106,9 @@ async function main(argv: string[]): Promise<number> {
     if (global.json && result.json !== undefined) {
       deps.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
     } else if (result.text) deps.stdout(result.text);
-    if (result.exitCode && result.failure) process.stderr.write(`muxbridge: ${result.failure}\n`);
+    if (result.exitCode && result.failure) {
+      processStderr().write(`muxbridge: ${result.failure}\n`);
+    }
     return result.exitCode ?? 0;
   } catch (err) {
     // Ctrl+C is 130 whatever the command was doing when it gave up.
@@ -125,17 +128,19 @@ async function main(argv: string[]): Promise<number> {
 function fail(err: unknown, command?: Command): number {
   if (err instanceof MuxError) {
     // One line that says what went wrong and what to do (contract).
-    process.stderr.write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
+    processStderr().write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
     const out = command?.failureOutput?.(err);
-    if (out) process.stdout.write(out);
+    if (out) processStdout().write(out);
     return exitCodeFor(err.code);
   }
-  process.stderr.write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);
+  processStderr().write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);
   return 1;
 }
 
 if (import.meta.main) {
   const code = await main(args());
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  // Everything written must reach the pipes first: exit() drops what the runtime still holds
+  // for a slow reader (lib/sys/output.ts).
+  await flushOutput();
   process.exit(code);
 }
