@@ -11,10 +11,9 @@ import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
 import type { BackendFactory } from "./lib/backend.ts";
 import { commandNamed, parseInvocation } from "./lib/cli/cli.ts";
-import { createChannelOpener } from "./lib/sys/channel.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
 import type { CliDeps, Command } from "./lib/cli/commands/_command.ts";
-import { COMMANDS } from "./lib/cli/commands/mod.ts";
+import { loadCommands } from "./lib/cli/commands/load.ts";
 import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
 import { createRunner } from "./lib/sys/exec.ts";
 import type { BackendName } from "./lib/identity.ts";
@@ -23,6 +22,7 @@ import { createProcesses } from "./lib/sys/processes.ts";
 import { createRealFiles } from "./lib/install/files.ts";
 import { selfCommand } from "./lib/install/self_command.ts";
 import { processBridgeIO } from "./lib/sys/stdio.ts";
+import { flushOutput, processStderr, processStdout } from "./lib/sys/output.ts";
 
 /** muxbridge's version, from deno.json. */
 export const VERSION: string = denoConfig.version;
@@ -64,14 +64,15 @@ function readText(path: string): string | null {
 }
 
 async function main(argv: string[]): Promise<number> {
+  const commands = await loadCommands(argv);
   let parsed;
   try {
-    parsed = parseInvocation(argv, COMMANDS);
+    parsed = parseInvocation(argv, commands);
   } catch (err) {
-    return fail(err, commandNamed(argv, COMMANDS));
+    return fail(err, commandNamed(argv, commands));
   }
   if (parsed.kind === "help") {
-    process.stdout.write(parsed.text);
+    processStdout().write(parsed.text);
     return 0;
   }
   const { command, invocation } = parsed;
@@ -99,13 +100,12 @@ async function main(argv: string[]): Promise<number> {
   const deps: CliDeps = {
     env: (name) => process.env[name],
     run: createRunner(),
-    openChannel: createChannelOpener(),
     clock: createRealClock(),
     processes: createProcesses(),
     fetch: (input, init) => fetch(input, init),
     readText,
     stdout: (text) => {
-      if (!stdoutGone) process.stdout.write(text);
+      if (!stdoutGone) processStdout().write(text);
     },
     log,
     cwd: process.cwd(),
@@ -122,7 +122,9 @@ async function main(argv: string[]): Promise<number> {
     if (global.json && result.json !== undefined) {
       deps.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
     } else if (result.text) deps.stdout(result.text);
-    if (result.exitCode && result.failure) process.stderr.write(`muxbridge: ${result.failure}\n`);
+    if (result.exitCode && result.failure) {
+      processStderr().write(`muxbridge: ${result.failure}\n`);
+    }
     return result.exitCode ?? 0;
   } catch (err) {
     // Ctrl+C is 130 whatever the command was doing when it gave up.
@@ -142,17 +144,19 @@ async function main(argv: string[]): Promise<number> {
 function fail(err: unknown, command?: Command): number {
   if (err instanceof MuxError) {
     // One line that says what went wrong and what to do (contract).
-    process.stderr.write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
+    processStderr().write(`muxbridge: ${err.message}${err.hint ? `. ${err.hint}` : ""}\n`);
     const out = command?.failureOutput?.(err);
-    if (out) process.stdout.write(out);
+    if (out) processStdout().write(out);
     return exitCodeFor(err.code);
   }
-  process.stderr.write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);
+  processStderr().write(`muxbridge: internal error: ${(err as Error)?.stack ?? err}\n`);
   return 1;
 }
 
 if (import.meta.main) {
   const code = await main(args());
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  // Everything written must reach the pipes first: exit() drops what the runtime still holds
+  // for a slow reader (lib/sys/output.ts).
+  await flushOutput();
   process.exit(code);
 }

@@ -32,13 +32,15 @@ import { shArgv } from "../lib/sys/shell_quote.ts";
 import { tokenArgv, tokenMarker } from "../lib/spawn_token.ts";
 import {
   cleanTitle,
-  SESSION_ID,
   validateDirectory,
   validateSessionId,
   validateTarget,
 } from "../lib/validate.ts";
-import { classifyFailure, createTmuxCommand, type TmuxArgs, tmuxError } from "./tmux/_command.ts";
-import { columnHeightWithOneMore, planLayout, tiledCell } from "./tmux/_layout.ts";
+import { ANCHOR_HINT, createAnchor } from "./tmux/_anchor.ts";
+import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./tmux/_command.ts";
+import { planLayout } from "./tmux/_layout.ts";
+import { layoutGuard, parseOpenOutput, sessionListing } from "./tmux/_open.ts";
+import { isMarked } from "./tmux/_place.ts";
 import {
   escapeFormat,
   escapeTitle,
@@ -46,16 +48,12 @@ import {
   PANE_ID,
   type PaneRow,
   parsePaneRows,
-  parseSpawnLine,
   parseTmuxVersion,
-  SPAWN_FORMAT,
 } from "./tmux/_parse.ts";
+import { OPEN_ATTEMPTS, openPane } from "./tmux/_spawn.ts";
 
 /** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
 export const TMUX_MIN_VERSION = "3.0.0";
-
-/** The name of overflow windows muxbridge opens. */
-const OVERFLOW_NAME = "muxbridge";
 
 const CAPABILITIES: Capabilities = {
   layout: true,
@@ -63,6 +61,7 @@ const CAPABILITIES: Capabilities = {
   env: true,
   marks: true,
   focusSafe: true,
+  killVerifies: true,
   // The token rides in the start command, which tmux keeps with the pane
   // (`#{pane_start_command}`): `split-window -e` values reach only the program's environment,
   // which no format shows (docs/backends/tmux.md).
@@ -110,43 +109,8 @@ function toInfo(row: PaneRow): PaneInfo {
   return info;
 }
 
-/** A pane carrying muxbridge's ownership mark (a junk value set by someone else does not count). */
-const isMarked = (row: PaneRow) => SESSION_ID.test(row.session);
-
-/** What to do when the anchor cannot be found. */
-const ANCHOR_HINT =
-  "Run muxbridge in the tmux pane it should open panes next to, or set tmux.target to a live pane";
-
-/**
- * The smallest pane muxbridge makes by splitting: below this an OpenCode TUI shows little more
- * than its input line, so the child goes to a window of its own instead (policy, not a tmux
- * limit: tmux itself splits down to 1×1).
- */
-const MIN_COLS = 20;
-/** See {@linkcode MIN_COLS}. */
-const MIN_ROWS = 5;
-
-/** Whether splitting `pane` along `direction` leaves both halves at least the minimum size. */
-function roomFor(pane: PaneRow, direction: "-h" | "-v"): boolean {
-  // A split takes one cell for the border: halves of (size - 1).
-  return direction === "-h"
-    ? Math.floor((pane.width - 1) / 2) >= MIN_COLS
-    : Math.floor((pane.height - 1) / 2) >= MIN_ROWS;
-}
-
-/** tmux cannot split a pane below 3 cells along the split (two 1-cell panes and a border). */
-const splittable = (pane: PaneRow, direction: "-h" | "-v") =>
-  (direction === "-h" ? pane.width : pane.height) >= 3;
-
-/** The largest pane by area; ties go to the oldest (lowest `%N`), for a stable choice. */
-function largest(panes: readonly PaneRow[]): PaneRow {
-  return [...panes].sort((a, b) =>
-    b.width * b.height - a.width * a.height || paneNumber(a.paneId) - paneNumber(b.paneId)
-  )[0];
-}
-
-/** Pane number of `%N`, for "most recent" (tmux never reuses a pane id, research §0). */
-const paneNumber = (id: string) => Number(id.slice(1));
+/** What a guarded layout step prints when its window changed since the listing. */
+const STALE = "muxbridge-stale";
 
 /** tmux's version gate (the oldest supported: {@linkcode TMUX_MIN_VERSION}). */
 const TMUX_GATE: VersionGate = {
@@ -185,142 +149,8 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  */
 export function createTmuxBackend(deps: BackendDeps): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
-  // The control channel attaches to the anchor's session (see _command.ts).
-  const tmux = createTmuxCommand(deps, { attachTarget: () => anchorRef() });
-  let resolvedAnchor: { ref: string; paneId: string } | undefined;
-
-  /**
-   * The anchor as configured: `tmux.target`, else `$TMUX_PANE` when muxbridge talks to the
-   * server it runs inside (a pane id of another server would name an unrelated pane).
-   */
-  const anchorRef = (): string => {
-    const { target, socket_name, socket_path } = deps.config.tmux;
-    if (target) return validateTarget("tmux.target", target);
-    const sameServer = !socket_name && (!socket_path || socket_path === layer?.socket);
-    if (layer?.paneId && sameServer) return validateTarget("TMUX_PANE", layer.paneId);
-    throw new MuxError("no_backend", "Cannot place panes: no tmux pane to open them next to", {
-      hint: layer?.paneId
-        ? "Set tmux.target to a pane of the server tmux.socket_name/socket_path names"
-        : "Run inside tmux or set tmux.target",
-    });
-  };
-
-  /** The anchor pane id; a window or session target resolves to its active pane, once. */
-  const resolveAnchor = async (signal?: AbortSignal): Promise<string> => {
-    const ref = anchorRef();
-    if (PANE_ID.test(ref)) return ref;
-    if (resolvedAnchor?.ref === ref) return resolvedAnchor.paneId;
-    const result = await tmux.run([["list-panes", "-t", ref, "-F", PANE_FORMAT]], signal);
-    const err = result.code === 0 ? undefined : tmuxError(`use tmux.target "${ref}"`, result);
-    if (err && err.code !== "pane_not_found") throw err;
-    const rows = err ? [] : parsePaneRows(result.stdout);
-    const pane = rows.find((r) => r.active) ?? rows[0];
-    if (!pane) {
-      throw new MuxError("pane_not_found", `Cannot find tmux.target "${ref}"`, {
-        cause: err,
-        hint: ANCHOR_HINT,
-      });
-    }
-    resolvedAnchor = { ref, paneId: pane.paneId };
-    return pane.paneId;
-  };
-
-  /** Every pane of the anchor's session, and the anchor's own row. */
-  const anchorSession = async (signal?: AbortSignal) => {
-    const anchor = await resolveAnchor(signal);
-    const result = await tmux.run([["list-panes", "-s", "-t", anchor, "-F", PANE_FORMAT]], signal);
-    const err = result.code === 0 ? undefined : tmuxError(`use anchor "${anchor}"`, result);
-    if (err && err.code !== "pane_not_found") throw err;
-    const rows = err ? [] : parsePaneRows(result.stdout);
-    const anchorRow = rows.find((r) => r.paneId === anchor);
-    if (!anchorRow) {
-      resolvedAnchor = undefined;
-      throw new MuxError("pane_not_found", `Cannot find anchor pane "${anchor}"`, {
-        cause: err,
-        hint: ANCHOR_HINT,
-      });
-    }
-    return { anchor, rows, anchorRow };
-  };
-
-  /** Runs a split or new-window; null when tmux has no room (research §1.2: exit 1). */
-  const tryOpen = async (action: string, commands: TmuxArgs[], signal?: AbortSignal) => {
-    const result = await tmux.run(commands, signal);
-    if (result.code === 0) return parseSpawnLine(result.stdout);
-    if (classifyFailure(result.stderr) === "no_space") return null;
-    throw tmuxError(action, result);
-  };
-
-  /**
-   * Opens the pane where the placement puts it; `newWindow` tells that a new overflow window was
-   * made for it (and must be tagged).
-   *
-   * In the anchor's window the first child splits the anchor to the right, and later ones split
-   * the largest owned pane of that window downwards: the user's own panes are split at most
-   * once, and owned panes stay in one column of even-ish panes (halving the newest pane instead
-   * left 1-row slivers and overflowed after 5 children in a 40-row window, observed live). A
-   * split that would leave a pane under {@linkcode MIN_COLS}×{@linkcode MIN_ROWS} is not tried:
-   * the child goes to the overflow window, where panes are tiled.
-   */
-  const place = async (
-    session: { anchor: string; rows: PaneRow[]; anchorRow: PaneRow },
-    open: TmuxArgs,
-    command: TmuxArgs,
-    signal?: AbortSignal,
-  ): Promise<{ paneId: string; pid: number; newWindow: boolean }> => {
-    const { anchor, rows, anchorRow } = session;
-    if (deps.config.placement === "split") {
-      const owned = rows.filter((r) =>
-        r.windowId === anchorRow.windowId && r.paneId !== anchor && isMarked(r)
-      );
-      const target = owned.length === 0 ? anchorRow : largest(owned);
-      const direction = owned.length === 0 ? "-h" : "-v";
-      // In a column of owned panes the layout evens the heights out after the split, so the
-      // column's share per pane is what counts; elsewhere the split's halves are.
-      const evened = owned.length === 0 ? null : columnHeightWithOneMore(
-        anchorRow.windowLayout,
-        target.paneId,
-        new Set(owned.map((r) => r.paneId)),
-      );
-      const room = evened === null
-        ? roomFor(target, direction)
-        : evened >= MIN_ROWS && splittable(target, direction);
-      if (room) {
-        const split = ["split-window", direction, ...open, "-t", target.paneId, ...command];
-        const placed = await tryOpen(`open a pane next to "${target.paneId}"`, [split], signal);
-        if (placed) return { ...placed, newWindow: false };
-      }
-    }
-    // The newest overflow window of the anchor's session, if any.
-    const overflow = rows.filter((r) => r.overflow && r.windowId !== anchorRow.windowId);
-    const window = overflow.map((r) => r.windowId)
-      .sort((a, b) => paneNumber(b) - paneNumber(a))[0];
-    if (window) {
-      // Split the window's largest pane along its longer side (a cell is about twice as tall
-      // as wide) or else the other, then tile the window: the tiled grid decides the size.
-      const panes = overflow.filter((r) => r.windowId === window);
-      const target = largest(panes);
-      const cell = tiledCell(panes.length + 1, target.windowWidth, target.windowHeight);
-      const longer = target.width >= 2 * target.height ? "-h" : "-v";
-      const direction = cell.width >= MIN_COLS && cell.height >= MIN_ROWS
-        ? ([longer, longer === "-h" ? "-v" : "-h"] as const).find((d) => splittable(target, d))
-        : undefined;
-      if (direction) {
-        const placed = await tryOpen(`open a pane in overflow window "${window}"`, [
-          ["split-window", direction, ...open, "-t", target.paneId, ...command],
-          ["select-layout", "-t", window, "tiled"],
-        ], signal);
-        if (placed) return { ...placed, newWindow: false };
-      }
-    }
-    const placed = await tryOpen("open an overflow window", [
-      ["new-window", ...open, "-n", OVERFLOW_NAME, "-t", `${anchorRow.sessionId}:`, ...command],
-    ], signal);
-    if (placed) return { ...placed, newWindow: true };
-    throw new MuxError("no_space", "Cannot open a pane: tmux has no room even in a new window", {
-      hint: "Close some panes or enlarge the terminal",
-    });
-  };
+  const tmux = createTmuxCommand(deps);
+  const anchor = createAnchor(deps, tmux);
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
     const sessionId = validateSessionId(req.sessionId);
@@ -329,44 +159,21 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     const title = cleanTitle(req.title);
     const program = programArgv(req.argv, req.token);
     const env = envFlags(req.env);
-    const session = await anchorSession(req.signal);
-    // -d keeps the user's focus; -c is format-expanded, hence escaped (see escapeFormat).
-    const open = ["-d", "-P", "-F", SPAWN_FORMAT, "-c", escapeFormat(cwd), ...env];
-    const { paneId, pid, newWindow } = await place(session, open, ["--", ...program], req.signal);
-    await mark(paneId, { title, sessionId, owner, newWindow }, req.signal);
-    return { paneId, pid };
-  };
-
-  /**
-   * Titles and marks a new pane in one invocation. tmux 3.3a keeps the current pane, not the new
-   * one, as the default target of later commands in a `;` chain after a split (observed live: a
-   * chained `select-pane -T` titled the old pane), so every command names the pane and the marks
-   * cannot share the split's invocation: its id is only known once the split printed it.
-   */
-  const mark = async (
-    paneId: string,
-    m: { title: string; sessionId: string; owner: string; newWindow: boolean },
-    signal?: AbortSignal,
-  ) => {
-    const commands: TmuxArgs[] = [
-      ["select-pane", "-t", paneId, "-T", escapeTitle(m.title)],
-      ["set-option", "-p", "-t", paneId, "@muxbridge-session", m.sessionId],
-      ["set-option", "-p", "-t", paneId, "@muxbridge-owner", m.owner],
-    ];
-    if (m.newWindow) commands.push(["set-option", "-w", "-t", paneId, "@muxbridge-overflow", "1"]);
-    const result = await tmux.run(commands, signal);
-    if (result.code === 0) return;
-    const err = tmuxError(`mark new pane "${paneId}"`, result);
-    if (err.code === "pane_not_found") {
-      throw new MuxError(
-        "pane_not_found",
-        `Cannot keep pane "${paneId}" open: its program ended at once`,
-        { cause: err, hint: "Run the pane command by hand to see why it exits" },
-      );
-    }
-    // An unmarked pane could never be recognised as muxbridge's again: do not leave it behind.
-    await tmux.run([["kill-pane", "-t", paneId]]).catch(() => {});
-    throw err;
+    // -c is format-expanded, hence escaped (see escapeFormat).
+    const dir = ["-c", escapeFormat(cwd)];
+    const { paneId, pid, arranged } = await openPane(
+      { deps, tmux, anchor },
+      {
+        paneFlags: [...dir, ...env],
+        command: ["--", ...program],
+        options: [["@muxbridge-session", sessionId], ["@muxbridge-owner", owner]],
+        title: escapeTitle(title),
+      },
+      [...dir, ...redactArgs(env)],
+      { sessionId, owner },
+      req.signal,
+    );
+    return { paneId, pid, arranged };
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
@@ -415,24 +222,55 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         hint: "The main pane size is a percentage from 1 to 99",
       });
     }
-    const { anchor, rows } = await anchorSession(signal);
-    const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
-    owned.delete(anchor);
-    const plan = planLayout({
-      rows,
-      anchor,
-      owned,
-      layout: req.layout,
-      mainPaneSize: req.mainPaneSize,
-    });
-    const detail = plan.detail.join("; ");
-    if (plan.commands.length === 0) return { applied: false, detail };
-    await tmux.must(
-      `arrange the panes next to "${anchor}"`,
-      plan.commands,
-      signal,
+    const at = await anchor.resolve(signal);
+    let current = anchor.cached(at);
+    let now = false; // `current` was listed by this call, not kept from an earlier one
+    for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+      if (!current) {
+        current = await anchor.list(signal);
+        now = true;
+      }
+      const { rows } = current;
+      const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
+      owned.delete(at);
+      const plan = planLayout({
+        rows,
+        anchor: at,
+        owned,
+        layout: req.layout,
+        mainPaneSize: req.mainPaneSize,
+      });
+      const detail = plan.detail.join("; ");
+      if (plan.commands.length === 0) {
+        // "Nothing to do" cannot be checked by a guard: decide it on a listing of now.
+        if (!now) {
+          current = undefined;
+          continue;
+        }
+        return { applied: false, detail };
+      }
+      // Each window is arranged only while its layout is the one the plan was made on.
+      const guarded = plan.steps.map((step) => [
+        "if-shell",
+        "-F",
+        "-t",
+        step.window,
+        layoutGuard(rows.find((r) => r.windowId === step.window)!),
+        commandLine(step.commands),
+        commandLine([["display-message", "-p", STALE]]),
+      ]);
+      const result = await tmux.run([...guarded, sessionListing(at)], signal);
+      const out = parseOpenOutput(result.stdout.replaceAll(`${STALE}\n`, ""));
+      current = anchor.absorb(at, out.listing);
+      now = current !== undefined;
+      if (result.code !== 0) throw tmuxError(`arrange the panes next to "${at}"`, result);
+      if (!result.stdout.includes(STALE)) return { applied: true, detail };
+    }
+    throw new MuxError(
+      "command_failed",
+      `Cannot arrange the panes: the tmux session changed under ${OPEN_ATTEMPTS} attempts in a row`,
+      { hint: "Run `muxbridge layout` again once the panes settle" },
     );
-    return { applied: true, detail };
   };
 
   /** `tmux -V` parsed and gated. */
@@ -487,8 +325,8 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       checks.push(failedCheck("tmux server", err));
     }
     try {
-      const { anchor } = await anchorSession(signal);
-      checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${anchor}` });
+      const { anchor: at } = await anchor.list(signal);
+      checks.push({ name: "tmux anchor", status: "pass", detail: `panes open next to ${at}` });
     } catch (err) {
       checks.push(failedCheck("tmux anchor", err, ANCHOR_HINT));
     }
@@ -509,7 +347,24 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     },
     async kill(paneId, signal) {
       const id = paneIdArg(paneId);
-      await tmux.must(`close pane "${id}"`, [["kill-pane", "-t", id]], signal);
+      const action = `close pane "${id}"`;
+      const at = anchor.known();
+      if (at !== undefined) {
+        // The kill and a listing of the session in one call; the kill sits in a block, a command
+        // group of its own, so the listing runs even when the pane had already gone and the
+        // next open decides on what is there now. kill-pane removes the pane before it returns
+        // (`server_kill_pane`, tmux 3.3a `server-fn.c`): exit 0 means it is gone.
+        const result = await tmux.run(
+          [["if-shell", "-F", "1", commandLine([["kill-pane", "-t", id]])], sessionListing(at)],
+          signal,
+        );
+        const { listing } = parseOpenOutput(result.stdout);
+        anchor.absorb(at, listing);
+        if (result.code === 0) return;
+        if (listing !== undefined) throw tmuxError(action, result);
+        // No listing (the anchor went away): whether the kill ran is unknown, so kill alone.
+      }
+      await tmux.must(action, [["kill-pane", "-t", id]], signal);
     },
     async setTitle(paneId, title, signal) {
       const id = paneIdArg(paneId);
@@ -521,6 +376,5 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     },
     applyLayout,
     doctor,
-    dispose: () => tmux.close(),
   };
 }

@@ -5,9 +5,10 @@
  * `tmux new-window -d` processes in a row, measured in the same run. The OpenCode server is the
  * loopback fake (every child known and busy).
  *
- * The bridge runs once with a process per tmux command and once in control mode.
+ * The bridge and the baseline take turns, `rounds` times each (paired, so load on the machine
+ * hits both alike); the medians are reported.
  *
- * Run: `deno run -A bench/burst.ts [N]`
+ * Run: `deno run -A bench/burst.ts [N] [ROUNDS]`
  *
  * @module
  */
@@ -17,7 +18,7 @@ import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { serveFakeOpencode } from "../tests/helpers/fake_opencode_server.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
-import { ms, ratio, type Row, sampleProc, table, writeScript } from "./_harness.ts";
+import { ms, ratio, type Row, sampleProc, stats, table, writeScript } from "./_harness.ts";
 
 const clock = createRealClock();
 const PARENT = "ses_burstParent";
@@ -43,7 +44,7 @@ interface BurstResult {
   failed: number;
 }
 
-async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
+async function burstOnce(n: number): Promise<BurstResult> {
   const server = await startTmuxServer({ width: 240, height: 60 });
   // The bridge asks the OpenCode server about each child before opening its pane.
   const oc = serveFakeOpencode();
@@ -53,7 +54,6 @@ async function burstOnce(n: number, control: boolean): Promise<BurstResult> {
     await Deno.mkdir(dir);
     const program = await writeScript(`${dir}/attach`, "exec sleep 100000");
     const env = await tmuxBridgeEnv(server, dir, {
-      tmux: { control_mode: control },
       opencode_bin: program,
       log_level: "warn",
     });
@@ -142,56 +142,66 @@ async function bareWindows(n: number): Promise<number> {
  * Runs the benchmark.
  *
  * @param n Children in the burst.
+ * @param rounds Bursts of each side, taking turns.
  * @returns The report rows.
  */
-export async function benchBurst(n = 50): Promise<Row[]> {
-  const bare = await bareWindows(n);
-  const cli = await burstOnce(n, false);
-  const ctl = await burstOnce(n, true);
-  const bench = `burst of ${n} children (bridge process)`;
-  const rows: Row[] = [{
-    bench,
-    metric: `bare: ${n} × tmux new-window -d (processes in a row)`,
-    value: ms(bare),
-    baseline: "",
-    ratio: "",
-    goal: "",
-    ok: null,
-  }];
-  for (const [name, r] of [["process per command", cli], ["tmux.control_mode on", ctl]] as const) {
-    rows.push(
-      {
-        bench,
-        metric: `${name}: time until all ${n} panes open (${r.failed} failed)`,
-        value: ms(r.openMs),
-        baseline: ms(bare),
-        ratio: ratio(r.openMs, bare),
-        goal: "",
-        ok: null,
-      },
-      {
-        bench,
-        metric: `${name}: duplicate panes / panes left after bye / records left`,
-        value: `${r.duplicates} / ${r.left} / ${r.records}`,
-        baseline: "",
-        ratio: "",
-        goal: "0 / 0 / 0",
-        ok: r.duplicates === 0 && r.left === 0 && r.records === 0 && r.failed === 0,
-      },
-      {
-        bench,
-        metric: `${name}: bridge RSS with ${n} open panes`,
-        value: `${(r.rssKiB / 1024).toFixed(1)} MiB`,
-        baseline: "",
-        ratio: "",
-        goal: "",
-        ok: null,
-      },
-    );
+export async function benchBurst(n = 50, rounds = 3): Promise<Row[]> {
+  const bare: number[] = [];
+  const runs: BurstResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    bare.push(await bareWindows(n));
+    runs.push(await burstOnce(n));
   }
-  return rows;
+  const open = stats(runs.map((r) => r.openMs)).median;
+  const base = stats(bare).median;
+  const sum = (f: (r: BurstResult) => number) => runs.reduce((a, r) => a + f(r), 0);
+  const failed = sum((r) => r.failed);
+  const [duplicates, left, records] = [
+    sum((r) => r.duplicates),
+    sum((r) => r.left),
+    sum((r) => r.records),
+  ];
+  const bench = `burst of ${n} children (bridge process, ${rounds} rounds)`;
+  return [
+    {
+      bench,
+      metric: `bare: ${n} × tmux new-window -d, one process each in a row`,
+      value: ms(base),
+      baseline: "",
+      ratio: "",
+      goal: "",
+      ok: null,
+    },
+    {
+      bench,
+      metric: `bridge: created → every pane.opened (${failed} failed)`,
+      value: ms(open),
+      baseline: ms(base),
+      ratio: ratio(open, base),
+      goal: "≤ 1.2x",
+      ok: open <= 1.2 * base && failed === 0,
+    },
+    {
+      bench,
+      metric: "duplicate panes / panes left after bye / records left (all rounds)",
+      value: `${duplicates} / ${left} / ${records}`,
+      baseline: "",
+      ratio: "",
+      goal: "0 / 0 / 0",
+      ok: duplicates === 0 && left === 0 && records === 0,
+    },
+    {
+      bench,
+      metric: `bridge RSS with ${n} open panes`,
+      value: `${(stats(runs.map((r) => r.rssKiB)).median / 1024).toFixed(1)} MiB`,
+      baseline: "",
+      ratio: "",
+      goal: "",
+      ok: null,
+    },
+  ];
 }
 
 if (import.meta.main) {
-  console.log(table(await benchBurst(Number(Deno.args[0] ?? 50))));
+  console.log(table(await benchBurst(Number(Deno.args[0] ?? 50), Number(Deno.args[1] ?? 3))));
 }

@@ -3,8 +3,8 @@
  * against the configured grace period (the close must not wait it out), and when the program
  * ignores Ctrl+C (the close then waits the grace, kills and verifies).
  *
- * Each close runs `closePane` through the tmux backend on a private server, in control mode (the
- * default) and with a process per command (the code before the channel).
+ * Each close runs `closePane` through the tmux backend on a private server, with the program's
+ * pid and start stamp recorded as the bridge records them.
  *
  * Run: `deno run -A bench/close_grace.ts [N]`
  *
@@ -40,8 +40,8 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
         grace: 250,
       },
     ];
-    for (const control of [true, false]) {
-      const backend = benchBackend(server, control, { forks: 0 });
+    {
+      const backend = benchBackend(server, { forks: 0 });
       await backend.probe();
       for (const c of cases) {
         const samples: number[] = [];
@@ -71,7 +71,12 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
             await waitFor(clock, ignoresInt, { deadline: clock.now() + 2000 });
           }
           const start = performance.now();
-          const r = await closePane(backend, paneId, { graceMs: c.grace, clock, pid, processes });
+          const r = await closePane(backend, paneId, {
+            graceMs: c.grace,
+            clock,
+            processes,
+            ...(pid !== undefined ? { pid, pidStart: processes.startTime(pid) } : {}),
+          });
           if (i >= 2) {
             samples.push(performance.now() - start);
             if (r.killed) killed++;
@@ -81,9 +86,7 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
         const quick = c.what === "exits on Ctrl+C";
         rows.push({
           bench: `close latency (N=${n})`,
-          metric:
-            `${control ? "tmux.control_mode on" : "process per command"}: program ${c.what}, ` +
-            `grace ${c.grace} ms (${killed} killed)`,
+          metric: `program ${c.what}, grace ${c.grace} ms (${killed} killed)`,
           value: ms(st.median),
           baseline: ms(c.grace),
           ratio: ratio(st.median, c.grace),
@@ -91,7 +94,6 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
           ok: quick ? st.median <= c.grace / 2 && killed === 0 : killed === n,
         });
       }
-      await backend.dispose?.();
     }
   } finally {
     await server.close();

@@ -5,14 +5,20 @@
  * `/proc/<pid>/task/<tid>/status`). The baseline is a bare runtime process that only waits on
  * its stdin the same way (`node:process` stdin), measured over the same period.
  *
- * Then memory: RSS of a bridge tracking 200 child sessions (backend `none`, so the sessions are
- * tracked without 200 real panes) against the same bridge tracking none.
+ * Then memory, for both runtimes: the RSS of an idle bridge (tmux backend, no session) against a
+ * bare process of the same runtime that only waits on its stdin (`_bare_reader.ts`): under
+ * `deno run`, and as Bun-compiled binaries (the bridge and the bare reader built the way
+ * `deno task build:bun` builds, into a temporary directory). Samples are taken a few seconds
+ * after each process answered, three of each, taking turns; medians are reported. Last, the RSS
+ * of a bridge tracking 200 child sessions (backend `none`, so they are tracked without 200 real
+ * panes) against the same bridge tracking none.
  *
  * Run: `deno run -A bench/idle.ts [SECONDS]`
  *
  * @module
  */
 
+import { compileArgv } from "../scripts/build_release.ts";
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
@@ -20,8 +26,10 @@ import {
   DENO,
   pause,
   type ProcSample,
+  ROOT,
   type Row,
   sampleProc,
+  stats,
   table,
   wakeupsBetween,
 } from "./_harness.ts";
@@ -125,6 +133,105 @@ async function rssWith(sessions: number): Promise<number> {
   }
 }
 
+/** A program's RSS (MiB) once it printed its first line and settled, stdin left open. */
+async function settledRss(argv: readonly string[], env: Record<string, string>): Promise<number> {
+  const child = new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  try {
+    const reader = child.stdout.getReader();
+    await reader.read(); // `ready` (the bridge) or its stand-in (the bare reader)
+    await pause(3000);
+    const rss = sampleProc(child.pid).rssKiB / 1024;
+    reader.releaseLock();
+    return rss;
+  } finally {
+    await child.stdin.close().catch(() => {});
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+  }
+}
+
+/** Idle RSS of the bridge against the bare reader, for `deno run` and for Bun binaries. */
+async function memoryRows(): Promise<Row[]> {
+  const server = await startTmuxServer();
+  const build = await Deno.makeTempDir({ prefix: "muxbridge-bench-bun-" });
+  try {
+    const dir = `${server.dir}/bridge`;
+    await Deno.mkdir(dir);
+    const env = await tmuxBridgeEnv(server, dir);
+    const bun = `${ROOT}node_modules/.bin/bun`;
+    const compile = async (entry: string, output: string) => {
+      const argv = compileArgv({
+        tool: "bun",
+        target: null,
+        host: null,
+        entry,
+        output,
+        bins: { deno: DENO, bun },
+      });
+      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" })
+        .output();
+      if (!out.success) {
+        throw new Error(`cannot build ${entry}: ${new TextDecoder().decode(out.stderr)}`);
+      }
+      return output;
+    };
+    const bridgeBin = await compile(`${ROOT}main.ts`, `${build}/muxbridge`);
+    const bareBin = await compile(`${ROOT}bench/_bare_reader.ts`, `${build}/bare`);
+    const bridgeArgs = ["bridge", "--url", "http://127.0.0.1:4096", "--dir", dir];
+    const sides = {
+      denoBare: [DENO, "run", "--quiet", `${ROOT}bench/_bare_reader.ts`],
+      denoBridge: [DENO, "run", "--allow-all", "--quiet", `${ROOT}main.ts`, ...bridgeArgs],
+      bunBare: [bareBin],
+      bunBridge: [bridgeBin, ...bridgeArgs],
+    };
+    const samples: Record<keyof typeof sides, number[]> = {
+      denoBare: [],
+      denoBridge: [],
+      bunBare: [],
+      bunBridge: [],
+    };
+    for (let round = 0; round < 3; round++) {
+      for (const [key, argv] of Object.entries(sides)) {
+        samples[key as keyof typeof sides].push(await settledRss(argv, env));
+      }
+    }
+    const m = (k: keyof typeof sides) => stats(samples[k]).median;
+    const row = (runtime: string, bare: number, bridge: number): Row[] => [
+      {
+        bench: "memory",
+        metric: `${runtime}: bare runtime waiting on stdin, RSS`,
+        value: `${bare.toFixed(1)} MiB`,
+        baseline: "",
+        ratio: "",
+        goal: "",
+        ok: null,
+      },
+      {
+        bench: "memory",
+        metric: `${runtime}: idle bridge (tmux backend, no session), RSS`,
+        value: `${bridge.toFixed(1)} MiB`,
+        baseline: `${bare.toFixed(1)} MiB`,
+        ratio: `${(bridge / bare).toFixed(2)}x`,
+        goal: "≤ 1.3x",
+        ok: bridge <= 1.3 * bare,
+      },
+    ];
+    return [
+      ...row("deno run", m("denoBare"), m("denoBridge")),
+      ...row("Bun binary", m("bunBare"), m("bunBridge")),
+    ];
+  } finally {
+    await Deno.remove(build, { recursive: true }).catch(() => {});
+    await server.close();
+  }
+}
+
 /**
  * Runs the benchmark.
  *
@@ -134,10 +241,12 @@ async function rssWith(sessions: number): Promise<number> {
 export async function benchIdle(seconds = 10): Promise<Row[]> {
   const bare = await bareIdle(seconds);
   const bridge = await bridgeIdle(seconds);
+  const memory = await memoryRows();
   const rss0 = await rssWith(0);
   const rss200 = await rssWith(200);
   const bench = `idle cost over ${seconds} s`;
   const perSec = (n: number) => (n / seconds).toFixed(1);
+  const grown = (rss200 - rss0) / 1024;
   return [
     {
       bench,
@@ -157,9 +266,10 @@ export async function benchIdle(seconds = 10): Promise<Row[]> {
       goal: "no more than the bare runtime",
       ok: bridge.cpuMs <= bare.cpuMs + 10 && bridge.wakeups <= bare.wakeups + seconds,
     },
+    ...memory,
     {
       bench: "memory",
-      metric: "bridge RSS, 0 tracked sessions",
+      metric: "deno run: bridge RSS, 0 tracked sessions (backend none)",
       value: `${(rss0 / 1024).toFixed(1)} MiB`,
       baseline: "",
       ratio: "",
@@ -168,12 +278,12 @@ export async function benchIdle(seconds = 10): Promise<Row[]> {
     },
     {
       bench: "memory",
-      metric: "bridge RSS, 200 tracked sessions (backend none)",
+      metric: "deno run: bridge RSS, 200 tracked sessions (backend none)",
       value: `${(rss200 / 1024).toFixed(1)} MiB`,
       baseline: `${(rss0 / 1024).toFixed(1)} MiB`,
-      ratio: `${((rss200 - rss0) / 200).toFixed(1)} KiB/session`,
-      goal: "",
-      ok: null,
+      ratio: `+${grown.toFixed(1)} MiB (${((rss200 - rss0) / 200).toFixed(1)} KiB/session)`,
+      goal: "≤ +10 MiB",
+      ok: grown <= 10,
     },
   ];
 }

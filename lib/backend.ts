@@ -15,7 +15,6 @@
  */
 
 import semver from "semver";
-import type { ChannelOpener } from "./sys/channel.ts";
 import type { Clock } from "./sys/clock.ts";
 import { isMuxError, MuxError, toMuxError } from "./sys/errors.ts";
 import type { Config, LayoutName } from "./config.ts";
@@ -28,8 +27,6 @@ import { validateTarget } from "./validate.ts";
 export interface BackendDeps {
   /** The exec seam. */
   run: Runner;
-  /** The seam for long-lived programs (a control channel); absent: one process per command. */
-  openChannel?: ChannelOpener;
   /** The environment lookup. */
   env: EnvLookup;
   /** The clock. */
@@ -54,6 +51,11 @@ export interface Capabilities {
   marks: boolean;
   /** Opens panes without moving the user's focus. */
   focusSafe: boolean;
+  /**
+   * `kill()` resolving means the pane is gone (the multiplexer removes it before answering),
+   * so a close need not ask again. @default false
+   */
+  killVerifies?: boolean;
   /**
    * Puts the spawn token ({@linkcode SpawnRequest.token}) on a new pane in the command that
    * creates it, and finds the pane by it later ({@linkcode Backend.findSpawned}): a pane whose
@@ -103,6 +105,8 @@ export interface SpawnedPane {
   paneId: string;
   /** The pane program's process id, when the backend tells it. */
   pid?: number;
+  /** The layout was already applied with the open (no separate layout pass is needed). */
+  arranged?: boolean;
 }
 
 /** What a backend knows of one pane. */
@@ -442,9 +446,9 @@ export interface Backend {
   applyLayout(req: LayoutRequest, signal?: AbortSignal): Promise<LayoutResult>;
   /** Checks binary, version and reachability, each with a hint. */
   doctor(signal?: AbortSignal): Promise<Check[]>;
-  /** Releases persistent resources (control channels). */
+  /** Releases persistent resources (open connections), if the backend holds any. */
   dispose?(): Promise<void>;
 }
 
-/** Builds a backend. */
-export type BackendFactory = (deps: BackendDeps) => Backend;
+/** Builds a backend; it may load the backend's code first (the registry loads it on demand). */
+export type BackendFactory = (deps: BackendDeps) => Backend | Promise<Backend>;

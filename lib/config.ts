@@ -34,9 +34,6 @@ export const TmuxConfigSchema = z.strictObject({
   target: z.string().min(1).optional().describe(
     "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
   ),
-  control_mode: z.boolean().default(false).describe(
-    "Send commands through a tmux control-mode client (`tmux -C`, tmux >= 3.2) while panes open, instead of one tmux process per command. Off by default: tmux 3.3a's server can crash when a window closes while a control client is attached (muxbridge detaches it before closing panes, but a pane that ends on its own meanwhile can still trigger it)",
-  ),
 }).prefault({}).describe("tmux backend");
 
 /**
@@ -157,9 +154,6 @@ export const ConfigSchema = z.strictObject({
   poll_interval_ms: z.number().int().min(100).max(600_000).default(2000).describe(
     "Status polling interval while children are tracked",
   ),
-  idle_confirmations: z.number().int().min(0).max(10).default(1).describe(
-    "Status polls that must see a child idle (or absent) after its idle signal before its pane closes; a busy poll cancels the close, and the close never waits past idle_close_delay_ms + 2 × poll_interval_ms",
-  ),
   readiness_timeout_ms: z.number().int().min(0).max(120_000).default(5000).describe(
     "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped)",
   ),
@@ -192,6 +186,51 @@ export type Config = z.output<typeof ConfigSchema>;
 /** A partial configuration as one layer gives it. */
 export type ConfigLayer = Record<string, unknown>;
 
+/**
+ * Keys muxbridge no longer reads, each with what replaced it. A layer that still names one is
+ * used without it, and the warning says so: an upgrade never stops a bridge over a setting that
+ * does nothing any more. Any other unknown key stays an error.
+ */
+export const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  "tmux.control_mode":
+    "tmux control mode was removed: one tmux process per pane operation was faster and never crashed tmux 3.3a",
+  idle_confirmations:
+    "an idle close no longer waits for status polls: one status read when idle_close_delay_ms ends confirms it",
+};
+
+/**
+ * A layer without the {@linkcode REMOVED_KEYS}, and a warning for each it held.
+ *
+ * @param source Where the layer came from, for the warning.
+ * @param data The layer as given.
+ * @param warn Receives the warnings.
+ * @returns The layer to validate.
+ */
+function withoutRemovedKeys(
+  source: string,
+  data: unknown,
+  warn: ((message: string) => void) | undefined,
+): unknown {
+  if (!isPlainObject(data)) return data;
+  let out: Record<string, unknown> = data;
+  for (const [key, why] of Object.entries(REMOVED_KEYS)) {
+    const [head, tail] = key.split(".") as [string, string | undefined];
+    const section = out[head];
+    if (tail === undefined ? !(head in out) : !(isPlainObject(section) && tail in section)) {
+      continue;
+    }
+    warn?.(`Ignoring the key "${key}" from ${source}: ${why}; delete it from the config`);
+    if (tail === undefined) {
+      const { [head]: _, ...rest } = out;
+      out = rest;
+    } else {
+      const { [tail]: _, ...rest } = section as Record<string, unknown>;
+      out = { ...out, [head]: rest };
+    }
+  }
+  return out;
+}
+
 /** The sources {@linkcode resolveConfig} merges, weakest first after the defaults. */
 export interface ConfigSources {
   /** The config file, if one was read. */
@@ -202,6 +241,8 @@ export interface ConfigSources {
   flags?: ConfigLayer;
   /** The `config` of a `bridge.hello`. */
   hello?: unknown;
+  /** Receives a warning for each removed key a layer still names ({@linkcode REMOVED_KEYS}). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -240,7 +281,12 @@ function problemOf(issue: z.core.$ZodIssue): string {
   }
 }
 
-function checkLayer(source: string, data: unknown): ConfigLayer {
+function checkLayer(
+  source: string,
+  given: unknown,
+  warn?: (message: string) => void,
+): ConfigLayer {
+  const data = withoutRemovedKeys(source, given, warn);
   const result = ConfigSchema.safeParse(data);
   if (!result.success) {
     throw new MuxError(
@@ -317,7 +363,8 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
  */
 export function resolveConfig(sources: ConfigSources): Config {
   const layers: ConfigLayer[] = [];
-  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data));
+  const { warn } = sources;
+  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data, warn));
   // One variable at a time, so that an error blames only the variable that is wrong.
   for (const [key, value] of Object.entries(envLayer(sources.env))) {
     const result = ConfigSchema.safeParse({ [key]: value });
@@ -332,10 +379,10 @@ export function resolveConfig(sources: ConfigSources): Config {
     }
     layers.push({ [key]: value });
   }
-  if (sources.flags) layers.push(checkLayer("the command line", sources.flags));
+  if (sources.flags) layers.push(checkLayer("the command line", sources.flags, warn));
   if (sources.hello !== undefined) {
     refuseHelloKeys(sources.hello);
-    layers.push(checkLayer("bridge.hello", sources.hello));
+    layers.push(checkLayer("bridge.hello", sources.hello, warn));
   }
   return ConfigSchema.parse(mergeLayers(...layers));
 }

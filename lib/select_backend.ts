@@ -61,8 +61,8 @@ export async function selectBackend(
       "Use another backend",
     );
   }
-  const backend = factory(deps);
   try {
+    const backend = await factory(deps);
     return { ok: true, backend, probe: await backend.probe(signal) };
   } catch (err) {
     const e = toMuxError(err);

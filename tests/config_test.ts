@@ -40,7 +40,7 @@ Deno.test("resolveConfig() gives the contract's defaults with no file, env or fl
 
 Deno.test("resolveConfig() fills every backend section with its defaults", () => {
   const config = resolveConfig({ env: noEnv });
-  assert.deepEqual(config.tmux, { bin: "tmux", control_mode: false });
+  assert.deepEqual(config.tmux, { bin: "tmux" });
   assert.deepEqual(config.zellij, { bin: "zellij" });
   assert.deepEqual(config.herdr, { transport: "auto" });
   assert.deepEqual(config.kitty, {});
@@ -139,7 +139,6 @@ Deno.test("resolveConfig() merges a section key by key across layers", () => {
   });
   assert.deepEqual(config.tmux, {
     bin: "/usr/local/bin/tmux",
-    control_mode: false,
     socket_name: "work",
     target: "%3",
   });
@@ -187,6 +186,35 @@ Deno.test("resolveConfig() refuses an unknown nested key, naming its full path",
   assert.throws(
     () => resolveConfig({ env: noEnv, file: { ...FILE, data: { tmux: { sockett: "x" } } } }),
     { ...invalidConfig, message: /unknown key "tmux\.sockett"/ },
+  );
+});
+
+Deno.test("resolveConfig() drops a removed key with a warning naming it and the source", () => {
+  const warnings: string[] = [];
+  const config = resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { tmux: { control_mode: true, socket_name: "work" } } },
+    hello: { tmux: { control_mode: false } },
+    warn: (message) => warnings.push(message),
+  });
+  assert.deepEqual(config.tmux, { bin: "tmux", socket_name: "work" });
+  assert.equal(warnings.length, 2);
+  assert.match(
+    warnings[0],
+    /^Ignoring the key "tmux\.control_mode" from "\/home\/u\/.+": .+delete it/,
+  );
+  assert.match(warnings[1], /from bridge\.hello/);
+  const top: string[] = [];
+  resolveConfig({
+    env: noEnv,
+    file: { ...FILE, data: { idle_confirmations: 2 } },
+    warn: (m) => top.push(m),
+  });
+  assert.match(top.join(), /^Ignoring the key "idle_confirmations" from /);
+  // Without a listener the key is still dropped, never an error.
+  assert.equal(
+    resolveConfig({ env: noEnv, hello: { tmux: { control_mode: true } } }).tmux.bin,
+    "tmux",
   );
 });
 

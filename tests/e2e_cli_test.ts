@@ -270,6 +270,59 @@ Deno.test("cli spawn, list, layout, close and cleanup on a private tmux server",
   }
 });
 
+Deno.test("cli spawn and close work with no UTF-8 locale and outside tmux (tmux would print \\x1f as _)", async () => {
+  // A tmux client whose LC_ALL/LC_CTYPE/LANG do not say UTF-8, and that does not run inside tmux
+  // (TMUX unset: even an empty TMUX makes tmux 3.3a assume UTF-8), prints control and non-ASCII
+  // characters as "_" unless given -u: every pane open then failed with unparseable_output.
+  const server = await startTmuxServer();
+  const opencode = serveFakeOpencode();
+  opencode.fake.knowAll = true;
+  try {
+    const config = `${server.dir}/config.json`;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        backend: "tmux",
+        tmux: { socket_name: server.socketName, target: server.anchorPane },
+        opencode_bin: await writeStandIn(server.dir),
+      }),
+    );
+    // Only what runCli adds (PATH) and these: no TMUX, TMUX_PANE, LANG, LC_ALL or LC_CTYPE.
+    const env = {
+      HOME: server.env.HOME,
+      TMUX_TMPDIR: server.env.TMUX_TMPDIR,
+      MUXBRIDGE_CONFIG: config,
+      MUXBRIDGE_STATE_DIR: `${server.dir}/state`,
+    };
+    const title = "réview ünïcode";
+    const spawned = await cli([
+      "spawn",
+      "--session",
+      "ses_nolocale",
+      "--url",
+      opencode.url,
+      "--dir",
+      server.dir,
+      "--title",
+      title,
+      "--json",
+    ], env);
+    assert.equal(spawned.code, 0, spawned.stderr);
+    const { paneId } = JSON.parse(spawned.stdout);
+    assert.equal(
+      (await server.tmux(["display-message", "-p", "-t", paneId, "#{pane_title}"])).trim(),
+      title,
+      "the title arrives intact",
+    );
+    const closed = await cli(["close", paneId, "--json"], env);
+    assert.equal(closed.code, 0, closed.stderr);
+    assert.deepEqual(JSON.parse(closed.stdout), { paneId, closed: true, alreadyGone: false });
+  } finally {
+    await opencode.close();
+    await server.close();
+  }
+});
+
 Deno.test("cli doctor fails with a hint when the server URL does not answer", async () => {
   const r = await cli(["doctor", "--url", "http://127.0.0.1:9", "--json"], {
     MUXBRIDGE_BACKEND: "none",

@@ -1,6 +1,6 @@
 /**
  * Private to the herdr backend: the herdr operations muxbridge uses, each described once and sent
- * one of two ways, like the tmux backend's control channel and its process-per-command fallback:
+ * one of two ways:
  *
  * 1. herdr's API socket (`_socket.ts`): a connection per request, no process start. Used when
  *    `herdr.transport` is `auto` (the default) or `socket`, the socket resolves and answers

@@ -1,16 +1,16 @@
 /**
  * Private to the tmux backend: how tmux commands are sent and what a failure means.
  *
- * Three ways, chosen per call:
- * 1. the control-mode channel (`_control.ts`): a write to a pipe, no process start; used when
- *    `tmux.control_mode` is on and a channel seam is given;
- * 2. a tmux process per call with the commands on its argv (server flags first, timeout and
- *    signal always) — the fallback when the channel cannot start or died twice;
- * 3. for commands carrying a pane's environment (`-e NAME=value`, credentials): a tmux process
- *    running `source-file -` with the commands on its stdin, so the values never appear on any
- *    process's argv (`ps` shows every argv on the machine).
+ * One tmux process per call, with every command of the call in it (`;`-separated: tmux runs
+ * them in order and stops at the first failure), `-u` (see {@linkcode UTF8_FLAG}) and the server
+ * flags first, a timeout and the caller's signal always. Two ways:
+ * 1. the commands on its argv;
+ * 2. for commands carrying a pane's environment (`-e NAME=value`, credentials): `source-file -`
+ *    with the commands on its stdin, so the values never appear on any process's argv (`ps`
+ *    shows every argv on the machine).
  *
- * Paths 1 and 3 write tmux's command language, quoted by {@linkcode quoteArgument}.
+ * Path 2, and a block of commands one command runs (`if-shell … "<commands>"`), are written in
+ * tmux's command language, quoted by {@linkcode quoteArgument}.
  *
  * @module
  */
@@ -22,11 +22,8 @@ import {
   runCommand,
   runDetails,
 } from "../../lib/backend.ts";
-import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import type { TimerId } from "../../lib/sys/clock.ts";
-import { connectControl, type ControlClient } from "./_control.ts";
 
 /** One tmux command: its name and arguments, unescaped. */
 export type TmuxArgs = readonly string[];
@@ -74,7 +71,7 @@ const NAMED: Record<string, string> = {
 };
 
 /**
- * Quotes one argument for tmux's command language (control mode, `source-file`), so the parser
+ * Quotes one argument for tmux's command language (`source-file`, command blocks), so the parser
  * turns it back into exactly `arg`. Inside double quotes tmux expands `$VAR`, a leading `~` and
  * `\` escapes (man tmux, PARSING SYNTAX, 3.3a); each of those is escaped, line breaks and other
  * control characters become `\n`, `\r`, `\t`, `\e` or three-digit octal escapes, so the result
@@ -139,11 +136,19 @@ function carriesEnv(commands: readonly TmuxArgs[]): boolean {
   return commands.some((c) => c.includes("-e"));
 }
 
-/** Commands that must not run twice: each opens a pane (a lost answer is not retried). */
-const OPENS = new Set(["split-window", "splitw", "new-window", "neww"]);
+/** Options of {@linkcode TmuxCommand.run}. */
+export interface TmuxRunOptions {
+  /**
+   * The commands hold a secret inside an argument (a command block with `-e NAME=value`), so
+   * they go on stdin (`source-file -`), never on argv. Top-level `-e` flags are found anyway.
+   */
+  secret?: boolean;
+  /** The commands as messages and logs show them (secrets replaced). @default redacted commands */
+  shown?: readonly TmuxArgs[];
+}
 
 /** Why a tmux command failed, read from its stderr. */
-export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "other";
+export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "conflict" | "other";
 
 /**
  * Reads tmux's stderr. Evidence (tmux 3.3a, research §1.6 and live): an unknown pane, window or
@@ -151,7 +156,8 @@ export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "other";
  * no socket file gives `error connecting to <path> (No such file or directory)`, a stale socket
  * `no server running on <path>`, and a server that dies during a command `server exited
  * unexpectedly` or `lost server`; a full window gives `no space for new pane` (or, in other
- * versions, `create pane failed: pane too small`).
+ * versions, `create pane failed: pane too small`); a window index already taken
+ * `create window failed: index 3 in use`.
  *
  * @param stderr tmux's stderr.
  * @returns The failure kind.
@@ -162,6 +168,8 @@ export function classifyFailure(stderr: string): TmuxFailure {
     return "unreachable";
   }
   if (/no space for new pane|pane too small/.test(stderr)) return "no_space";
+  // new-window -t S:N when another window took index N first (tmux 3.3a, observed live).
+  if (/index \d+ in use/.test(stderr)) return "conflict";
   return "other";
 }
 
@@ -214,79 +222,40 @@ function serverFlags(deps: BackendDeps): string[] {
   return socket ? ["-S", validateTarget("tmux socket path", socket)] : [];
 }
 
-/** How the last command was sent (for `doctor`, benchmarks and tests). */
-export type TmuxTransport = "control" | "cli";
+/**
+ * `-u`: the client takes its output as UTF-8 whatever the locale. Without it, a client whose
+ * `LC_ALL`, `LC_CTYPE` and `LANG` (the first one set) do not say UTF-8 gets every printed line
+ * through `utf8_sanitize` (`cmdq_print`, tmux 3.3a `cmd-queue.c`), which turns each control
+ * character and each non-ASCII character into `_`: the `\x1f` separators of muxbridge's formats
+ * (and tabs, and a title's UTF-8) arrive as `_` and nothing parses (observed live on 3.3a under
+ * `env -i`). The flag changes nothing else: no environment reaches the server or its panes.
+ */
+const UTF8_FLAG = ["-u"] as const;
 
 /** Runs tmux command lines for one backend. */
 export interface TmuxCommand {
   /** The binary. */
   readonly bin: string;
-  /** Runs `tmux <server flags> <commands…>`; resolves for any exit code. */
-  run(commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun>;
-  /** Runs `tmux -V` (no server flags: it needs no server). */
+  /** Runs `tmux -u <server flags> <commands…>` in one process; resolves for any exit code. */
+  run(
+    commands: readonly TmuxArgs[],
+    signal?: AbortSignal,
+    options?: TmuxRunOptions,
+  ): Promise<CommandRun>;
+  /** Runs `tmux -u -V` (no server flags: it needs no server). */
   version(signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode tmuxError} on a non-zero exit. */
   must(action: string, commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<string>;
-  /** How commands go now: `control` while a channel is connected, else `cli`. */
-  transport(): TmuxTransport;
-  /** Ends the control channel, if any. Never throws. */
-  close(): Promise<void>;
 }
-
-/** Options of {@linkcode createTmuxCommand}. */
-export interface TmuxCommandOptions {
-  /**
-   * The pane, window or session the control client attaches next to (its session is resolved
-   * to a `$N` id first: attaching to a pane or window target would select it and move the
-   * user's focus, observed live on 3.3a). Undefined: no channel for now.
-   */
-  attachTarget?: () => string | undefined;
-}
-
-/** A channel may fail (not start, or die) this many times before processes are used for good. */
-const CHANNEL_STARTS = 2;
-
-/** An idle channel is detached after this long, so a control client is attached only in bursts. */
-const CHANNEL_IDLE_MS = 1000;
-
-/**
- * Commands that make panes end. tmux 3.3a's server crashes (SIGSEGV, every session lost) when a
- * control client is attached and a window is destroyed right after its active pane changed: the
- * deferred `%window-pane-changed` notification dereferences the window's NULL active pane
- * (`control_notify_window_pane_changed`, control-notify.c, no NULL check in 3.3a; newer code
- * checks it). Observed live: 3 of 6 shutdowns of 50 panes with the channel attached crashed the
- * server (bench/burst.ts; dmesg "tmux: server … segfault at 0", the faulting code reads
- * `w->active->id`). So the channel is detached before any of these run, and stays detached
- * until the next command that opens a pane.
- */
-const ENDS_PANES = new Set([
-  "send-keys",
-  "send",
-  "kill-pane",
-  "killp",
-  "kill-window",
-  "killw",
-  "kill-session",
-  "kill-server",
-  "respawn-pane",
-  "respawnp",
-  "respawn-window",
-  "respawnw",
-]);
 
 /**
  * Creates the command runner of a tmux backend.
  *
- * @param deps The backend's deps (runner, channel seam, clock, config, log).
- * @param options Where a control channel attaches.
+ * @param deps The backend's deps (runner, config).
  * @returns The runner.
  */
-export function createTmuxCommand(
-  deps: BackendDeps,
-  options: TmuxCommandOptions = {},
-): TmuxCommand {
+export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
   const bin = deps.config.tmux.bin;
-  const timeoutMs = deps.config.command_timeout_ms;
   const exec = async (
     args: readonly string[],
     server: boolean,
@@ -294,7 +263,11 @@ export function createTmuxCommand(
     stdin?: string,
     shown: readonly string[] = args,
   ): Promise<CommandRun> => {
-    const head = [validateTarget("tmux binary", bin), ...(server ? serverFlags(deps) : [])];
+    const head = [
+      validateTarget("tmux binary", bin),
+      ...UTF8_FLAG,
+      ...(server ? serverFlags(deps) : []),
+    ];
     return await runCommand(deps, [...head, ...args], {
       signal,
       stdin,
@@ -303,208 +276,16 @@ export function createTmuxCommand(
     });
   };
 
-  /** One tmux process: argv, or `source-file -` on stdin when a pane environment is passed. */
-  const cli = (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
-    const shown = joinCommands(commands.map(redactArgs));
-    if (carriesEnv(commands)) {
+  const run = (
+    commands: readonly TmuxArgs[],
+    signal?: AbortSignal,
+    options: TmuxRunOptions = {},
+  ): Promise<CommandRun> => {
+    const shown = joinCommands(options.shown ?? commands.map(redactArgs));
+    if (options.secret || carriesEnv(commands)) {
       return exec(["source-file", "-"], true, signal, `${commandLine(commands)}\n`, shown);
     }
     return exec(joinCommands(commands), true, signal, undefined, shown);
-  };
-
-  // ------------------------------------------------------------ the control channel
-  let client: ControlClient | null = null;
-  let connecting: Promise<ControlClient | null> | null = null;
-  let failures = 0;
-  let closed = false;
-  // Parked: no channel until the next command that opens a pane (see ENDS_PANES).
-  let parked = false;
-  let idleTimer: TimerId | null = null;
-  const sessions = new Map<string, string>();
-  const wanted = () =>
-    deps.config.tmux.control_mode && deps.openChannel !== undefined && !closed && !parked;
-
-  /** The attach target's session id, asked of tmux once per target. */
-  const sessionOf = async (target: string, signal?: AbortSignal): Promise<string | null> => {
-    const known = sessions.get(target);
-    if (known) return known;
-    const result = await exec(
-      [
-        "display-message",
-        "-p",
-        "-t",
-        validateTarget("tmux attach target", target),
-        "#{session_id}",
-      ],
-      true,
-      signal,
-    );
-    const id = result.stdout.trim();
-    // display-message exits 0 with empty output for an unknown pane (research §1.6).
-    if (result.code !== 0 || !/^\$\d+$/.test(id)) return null;
-    sessions.set(target, id);
-    return id;
-  };
-
-  const failed = (why: string) => {
-    failures++;
-    deps.log.warn(
-      failures < CHANNEL_STARTS
-        ? `tmux control channel: ${why}; trying once more on a later command`
-        : `tmux control channel: ${why}; using one tmux process per command from now on`,
-    );
-  };
-
-  const connect = async (signal?: AbortSignal): Promise<ControlClient | null> => {
-    let target: string | undefined;
-    try {
-      target = options.attachTarget?.();
-    } catch {
-      target = undefined;
-    }
-    if (target === undefined) return null;
-    try {
-      const session = await sessionOf(target, signal);
-      if (session === null) throw new Error(`no tmux session holds "${target}"`);
-      const argv = [
-        validateTarget("tmux binary", bin),
-        ...serverFlags(deps),
-        "-C",
-        // -E: do not copy muxbridge's environment into the session (update-environment);
-        // no-output: no %output notifications for every pane; ignore-size: the client never
-        // changes window sizes (man tmux, attach-session; tmux >= 3.2, older ones refuse -f).
-        "attach-session",
-        "-E",
-        "-f",
-        "no-output,ignore-size",
-        "-t",
-        session,
-      ];
-      // Not a const read in onDeath: a channel can die before connectControl resolves (a
-      // stopped server, seen in the contract's lost-answer test), and reading a const then
-      // throws a ReferenceError nothing catches.
-      let opened: ControlClient | undefined = undefined;
-      opened = await connectControl({
-        argv,
-        open: deps.openChannel!,
-        clock: deps.clock,
-        timeoutMs,
-        log: deps.log,
-        onDeath: (why) => {
-          if (opened !== undefined && client === opened) client = null;
-          failed(`ended (${why})`);
-        },
-      });
-      deps.log.debug(`tmux control channel attached to ${session} (pid ${opened.pid})`);
-      return opened;
-    } catch (err) {
-      sessions.delete(target);
-      failed(`cannot start (${(err as Error).message})`);
-      return null;
-    }
-  };
-
-  // Requests in flight on the channel; a release waits for them (their answers would be lost).
-  let inflight = 0;
-  const drained: Array<() => void> = [];
-
-  /** Detaches the channel on purpose (not a failure), after the requests in flight. */
-  const release = async () => {
-    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
-    idleTimer = null;
-    const pending = connecting;
-    const c = client ?? (pending ? await pending : null);
-    if (client === c) client = null;
-    if (inflight > 0) await new Promise<void>((resolve) => drained.push(resolve));
-    if (idleTimer !== null && client === null) deps.clock.clearTimeout(idleTimer);
-    if (client === null) idleTimer = null;
-    await c?.close();
-  };
-
-  /** Detaches the channel after CHANNEL_IDLE_MS without a command. */
-  const touch = () => {
-    if (idleTimer !== null) deps.clock.clearTimeout(idleTimer);
-    idleTimer = null;
-    if (closed || client === null) return;
-    idleTimer = deps.clock.setTimeout(() => {
-      idleTimer = null;
-      if (inflight === 0) void release();
-    }, CHANNEL_IDLE_MS);
-  };
-
-  const channel = async (signal?: AbortSignal): Promise<ControlClient | null> => {
-    if (!wanted()) return null;
-    if (client?.alive) return client;
-    if (connecting) return await connecting;
-    if (failures >= CHANNEL_STARTS) return null;
-    connecting = connect(signal).then((c) => {
-      connecting = null;
-      if (c && (closed || parked)) {
-        void c.close();
-        return null;
-      }
-      client = c;
-      return c;
-    });
-    return await connecting;
-  };
-
-  const run = async (commands: readonly TmuxArgs[], signal?: AbortSignal): Promise<CommandRun> => {
-    const shown = joinCommands(commands.map(redactArgs));
-    if (commands.some((cmd) => OPENS.has(cmd[0]))) parked = false;
-    if (commands.some((cmd) => ENDS_PANES.has(cmd[0]))) {
-      // No control client may be attached while panes end (see ENDS_PANES).
-      parked = true;
-      await release();
-    }
-    const c = await channel(signal);
-    if (c) {
-      const line = commandLine(commands);
-      let answer;
-      inflight++;
-      try {
-        answer = await c.request(line, signal);
-      } catch (err) {
-        if (isMuxError(err, "timed_out") && client === c) client = null;
-        if (isMuxError(err)) {
-          throw new MuxError(
-            err.code,
-            `Cannot finish ${describeArgv([bin, ...shown])}: ${
-              err.code === "timed_out" ? `no answer within ${timeoutMs} ms` : "interrupted"
-            }`,
-            { argv: [bin, ...shown], ...(err.hint ? { hint: err.hint } : {}) },
-          );
-        }
-        throw err;
-      } finally {
-        if (--inflight === 0) {
-          for (const resolve of drained.splice(0)) resolve();
-          touch();
-        }
-      }
-      if (answer) {
-        return {
-          code: answer.ok ? 0 : 1,
-          stdout: answer.stdout,
-          stderr: answer.stderr === "" ? "" : `${answer.stderr}\n`,
-          argv: [bin, ...shown],
-        };
-      }
-      // The channel ended before answering. A command that opens a pane may have run: running
-      // it again could open a second pane, so that one fails; the others are safe to repeat.
-      if (commands.some((cmd) => OPENS.has(cmd[0]))) {
-        throw new MuxError(
-          "command_failed",
-          `Cannot finish ${describeArgv([bin, ...shown])}: the tmux control channel ended first`,
-          {
-            argv: [bin, ...shown],
-            hint: "tmux may have opened the pane anyway; check for a stray pane",
-          },
-        );
-      }
-      return await run(commands, signal);
-    }
-    return await cli(commands, signal);
   };
 
   return {
@@ -515,11 +296,6 @@ export function createTmuxCommand(
       const result = await run(commands, signal);
       if (result.code !== 0) throw tmuxError(action, result);
       return result.stdout;
-    },
-    transport: () => (client?.alive ? "control" : "cli"),
-    async close() {
-      closed = true;
-      await release();
     },
   };
 }

@@ -98,6 +98,68 @@ function evenOwnedContainers(root: LayoutCell, owned: ReadonlySet<string>): stri
   return commands;
 }
 
+/**
+ * A pane a split is about to make, in the same tmux call as the layout (so the rows do not show
+ * it yet): the plan counts it as owned, right after the pane it splits.
+ */
+export interface AddedPane {
+  /** How the later commands of that call name it (`@W.N`: the new pane's index). */
+  target: string;
+  /** The pane being split (`%N`). */
+  after: string;
+  /** The split: `-h` side by side, `-v` stacked. */
+  direction: "-h" | "-v";
+}
+
+/**
+ * The layout tree once `paneId` is split: the new cell goes right after it, inside its parent
+ * when the parent runs the same way, else together with it in a new container
+ * (`layout_split_pane`, tmux 3.3a `layout.c`). Sizes are shared as a split shares them (one cell
+ * for the border); the plan needs only the order and the total, which are exact.
+ *
+ * @param root The tree.
+ * @param paneId The pane being split.
+ * @param added The new cell's id.
+ * @param direction The split.
+ * @returns A new tree (the same one when `paneId` is not in it).
+ */
+export function withSplit(
+  root: LayoutCell,
+  paneId: string,
+  added: string,
+  direction: "-h" | "-v",
+): LayoutCell {
+  const kind = direction === "-v" ? "tb" : "lr";
+  const axis = kind === "tb" ? "height" : "width";
+  const halves = (cell: LayoutCell & { kind: "pane" }): [LayoutCell, LayoutCell] => {
+    const first = Math.ceil((cell[axis] - 1) / 2);
+    return [
+      { ...cell, [axis]: first },
+      {
+        kind: "pane",
+        paneId: added,
+        width: cell.width,
+        height: cell.height,
+        [axis]: cell[axis] - 1 - first,
+      },
+    ];
+  };
+  const visit = (cell: LayoutCell): LayoutCell => {
+    if (cell.kind === "pane") {
+      if (cell.paneId !== paneId) return cell;
+      return { kind, width: cell.width, height: cell.height, children: halves(cell) };
+    }
+    const at = cell.children.findIndex((c) => c.kind === "pane" && c.paneId === paneId);
+    if (at >= 0 && cell.kind === kind) {
+      const children = [...cell.children];
+      children.splice(at, 1, ...halves(children[at] as LayoutCell & { kind: "pane" }));
+      return { ...cell, children };
+    }
+    return { ...cell, children: cell.children.map(visit) };
+  };
+  return visit(root);
+}
+
 /** What {@linkcode planLayout} is given. */
 export interface LayoutInput {
   /** Every pane of the anchor's session. */
@@ -110,12 +172,26 @@ export interface LayoutInput {
   layout: LayoutName;
   /** Percent of the window for the main pane. */
   mainPaneSize: number;
+  /** A pane the same tmux call makes first (see {@linkcode AddedPane}). */
+  added?: AddedPane;
+  /** Plan only the anchor's window (a split there touches no other). @default false */
+  anchorWindowOnly?: boolean;
+}
+
+/** The commands for one window. */
+export interface LayoutStep {
+  /** The window (`@N`); the commands touch no other. */
+  window: string;
+  /** tmux commands (each an argv after the server flags), to run in order. */
+  commands: string[][];
 }
 
 /** What to run and what it means. */
 export interface LayoutPlan {
-  /** tmux commands (each an argv after the server flags), to run in order. */
+  /** Every step's commands, in order. */
   commands: string[][];
+  /** The commands by window, for a caller that guards each window on its own. */
+  steps: LayoutStep[];
   /** One phrase per decision. */
   detail: string[];
 }
@@ -142,10 +218,23 @@ export function mainPaneValue(version: string, cells: number, percent: number): 
  * @returns Commands and details; no commands means nothing to change.
  */
 export function planLayout(input: LayoutInput): LayoutPlan {
-  const { rows, anchor, owned, layout } = input;
-  const plan: LayoutPlan = { commands: [], detail: [] };
-  const anchorRow = rows.find((r) => r.paneId === anchor);
-  if (!anchorRow) return { commands: [], detail: [`anchor ${anchor} not found`] };
+  const { anchor, layout, added } = input;
+  const plan: LayoutPlan = { commands: [], steps: [], detail: [] };
+  const anchorRow = input.rows.find((r) => r.paneId === anchor);
+  if (!anchorRow) return { ...plan, detail: [`anchor ${anchor} not found`] };
+  let rows = input.rows;
+  let owned = input.owned;
+  const split = added && rows.find((r) => r.paneId === added.after);
+  if (added && split) {
+    // The new pane sits right after the pane it splits (`window_add_pane`, tmux 3.3a).
+    rows = [...rows, { ...split, paneId: added.target, index: split.index + 1 }];
+    owned = new Set([...owned, added.target]);
+  }
+  const step = (window: string, commands: string[][]) => {
+    if (commands.length === 0) return;
+    plan.steps.push({ window, commands });
+    plan.commands.push(...commands);
+  };
   const win = anchorRow.windowId;
   const inWindow = rows.filter((r) => r.windowId === win);
   const mine = inWindow.filter((r) => r.paneId !== anchor && owned.has(r.paneId));
@@ -158,9 +247,10 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   } else if (mine.length === 0) {
     plan.detail.push(`no owned panes in window ${win}`);
   } else if (foreign.length === 0 && (!isMain || anchorFirst)) {
+    const commands: string[][] = [];
     if (isMain) {
       const vertical = layout === "main-vertical";
-      plan.commands.push([
+      commands.push([
         "set-window-option",
         "-t",
         win,
@@ -172,21 +262,26 @@ export function planLayout(input: LayoutInput): LayoutPlan {
         ),
       ]);
     }
-    plan.commands.push(["select-layout", "-t", win, layout]);
+    commands.push(["select-layout", "-t", win, layout]);
+    step(win, commands);
     plan.detail.push(`${layout} on window ${win}`);
   } else {
     const why = foreign.length > 0
       ? `user panes present in window ${win} (${foreign.map((r) => r.paneId).join(" ")})`
       : `anchor ${anchor} is not the first pane of window ${win}`;
-    const tree = parseWindowLayout(anchorRow.windowLayout);
+    const parsed = parseWindowLayout(anchorRow.windowLayout);
+    const tree = parsed && added && split?.windowId === win
+      ? withSplit(parsed, added.after, added.target, added.direction)
+      : parsed;
     const even = tree ? evenOwnedContainers(tree, owned) : [];
-    plan.commands.push(...even);
+    step(win, even);
     plan.detail.push(
       even.length > 0
         ? `${why}: ${layout} not applied, owned panes evened out among themselves`
         : `${why}: ${layout} not applied, owned panes left as they are`,
     );
   }
+  if (input.anchorWindowOnly) return plan;
   const overflow = new Map<string, PaneRow[]>();
   for (const r of rows) {
     if (r.windowId !== win && r.overflow) {
@@ -196,7 +291,7 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   for (const [id, panes] of overflow) {
     if (panes.length < 2 || panes[0].windowZoomed) continue;
     if (panes.every((p) => owned.has(p.paneId))) {
-      plan.commands.push(["select-layout", "-t", id, "tiled"]);
+      step(id, [["select-layout", "-t", id, "tiled"]]);
       plan.detail.push(`tiled on overflow window ${id}`);
     } else plan.detail.push(`user panes present in overflow window ${id}: not arranged`);
   }

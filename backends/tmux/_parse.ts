@@ -29,6 +29,7 @@ const FIELDS = [
   "pane_width",
   "pane_height",
   "window_id",
+  "window_index",
   "window_active",
   "window_zoomed_flag",
   "window_width",
@@ -69,6 +70,7 @@ const RowSchema = z.object({
   pane_width: count,
   pane_height: count,
   window_id: z.string().regex(/^@\d+$/),
+  window_index: count,
   window_active: flag,
   window_zoomed_flag: flag,
   window_width: count,
@@ -100,6 +102,8 @@ export interface PaneRow {
   height: number;
   /** `@N`. */
   windowId: string;
+  /** The window's index in its session (`$S:N` names it). */
+  windowIndex: number;
   /** The window is its session's current window. */
   windowActive: boolean;
   /** The window is zoomed (one pane fills it). */
@@ -148,6 +152,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
       width: r.pane_width,
       height: r.pane_height,
       windowId: r.window_id,
+      windowIndex: r.window_index,
       windowActive: r.window_active,
       windowZoomed: r.window_zoomed_flag,
       windowWidth: r.window_width,

@@ -57,6 +57,13 @@ async function unlessGone(op: () => Promise<void>): Promise<boolean> {
 /**
  * Closes a pane gracefully and verifies it. "Already gone" is success.
  *
+ * When the caller recorded the pane's program (`pid` and `pidStart`) and it still runs, the
+ * close costs two multiplexer calls: the interrupt, then the kill (nothing when the program's
+ * exit already took the pane). The wait in between watches the program itself, not the pane,
+ * and a backend whose kill removes the pane before it answers (`capabilities.killVerifies`) is
+ * not asked again. Otherwise the pane is inspected first, watched through the grace period and
+ * checked after the kill.
+ *
  * @param backend The backend.
  * @param paneId The pane.
  * @param options Grace period, clock, process seam.
@@ -70,49 +77,71 @@ export async function closePane(
   options: ClosePaneOptions,
 ): Promise<ClosePaneResult> {
   const { clock, processes } = options;
-  const before = await backend.inspect(paneId, options.signal);
+  // The recorded program, when it is still the one recorded and runs: it stands for the pane.
+  const recorded = processes && options.pid !== undefined && options.pidStart !== undefined &&
+      processes.alive(options.pid) && processes.startTime(options.pid) === options.pidStart
+    ? { pid: options.pid, start: options.pidStart as string | undefined }
+    : undefined;
+  const before = recorded ? undefined : await backend.inspect(paneId, options.signal);
   // The program to check afterwards. A live pane's pid is current: read its start stamp now.
   // A dead (held) pane's pid is stale and a gone pane has none, so only the recorded pid and
   // stamp can be trusted for them.
-  let program: { pid: number; start: string | undefined } | undefined;
-  if (before?.pid !== undefined && !before.dead) {
+  let program = recorded;
+  if (!program && before?.pid !== undefined && !before.dead) {
     program = { pid: before.pid, start: processes?.startTime(before.pid) };
-  } else if (options.pid !== undefined && options.pidStart !== undefined) {
+  } else if (!program && options.pid !== undefined && options.pidStart !== undefined) {
     program = { pid: options.pid, start: options.pidStart };
   }
   const survivor = async () =>
     program && processes
       ? await terminateSurvivor(processes, program.pid, clock, options.graceMs, program.start)
       : false;
-  if (!before) return { alreadyGone: true, killed: false, programTerminated: await survivor() };
+  if (before === null) {
+    return { alreadyGone: true, killed: false, programTerminated: await survivor() };
+  }
   // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
-  let last: PaneInfo | null = before;
-  if (!before.dead) {
+  let last: PaneInfo | null | undefined = before;
+  if (!before?.dead) {
     if (await unlessGone(() => backend.interrupt(paneId, options.signal))) {
       // "Gone" from the interrupt is the backend's reading of an error (cmux: the terminal
       // session ended): the pane itself is only gone once it is no longer listed.
       last = await backend.inspect(paneId, options.signal);
+      if (last === null && recorded) {
+        return { alreadyGone: true, killed: false, programTerminated: await survivor() };
+      }
     } else if (options.graceMs > 0) {
-      await waitFor(clock, async () => {
-        last = await backend.inspect(paneId);
-        return last === null || last.dead;
-      }, {
+      const wait = {
         deadline: clock.now() + options.graceMs,
         initialIntervalMs: 10,
         maxIntervalMs: 50,
         signal: options.signal,
-      });
+      };
+      if (recorded) {
+        // Its program ending takes the pane with it; watching the program costs no call.
+        await waitFor(clock, () => !processes!.alive(recorded.pid), {
+          ...wait,
+          initialIntervalMs: 2,
+        });
+      } else {
+        await waitFor(clock, async () => {
+          last = await backend.inspect(paneId);
+          return last === null || last.dead;
+        }, wait);
+      }
     }
   }
   let killed = false;
   // Still there (or its program ended but the pane stays: remain-on-exit, held panes): kill it.
   if (last !== null) {
-    killed = !(await unlessGone(() => backend.kill(paneId)));
-    const verified = await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
-      deadline: clock.now() + (options.verifyMs ?? 2000),
-      initialIntervalMs: 5,
-      maxIntervalMs: 100,
-    });
+    // A program that already ended was not killed, even if the kill still found its pane.
+    const ran = recorded ? processes!.alive(recorded.pid) : true;
+    killed = !(await unlessGone(() => backend.kill(paneId))) && ran;
+    const verified = backend.capabilities.killVerifies ||
+      await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
+        deadline: clock.now() + (options.verifyMs ?? 2000),
+        initialIntervalMs: 5,
+        maxIntervalMs: 100,
+      });
     if (!verified) {
       throw new MuxError(
         "close_unverified",

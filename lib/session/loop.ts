@@ -105,8 +105,6 @@ export function machineConfig(
     closeRetryDelayMs: Math.max(100, config.close_grace_ms),
     recheck: server,
     readiness: server,
-    idleConfirmations: server ? config.idle_confirmations : 0,
-    pollIntervalMs: config.poll_interval_ms,
   };
 }
 
@@ -624,7 +622,12 @@ export class SessionLoop {
         `cannot record pane ${pane.paneId} in ${this.#deps.store.dir}: ${(err as Error).message}`,
       );
     }
-    this.#feed(id, { type: "spawned", paneId: pane.paneId, backend: backend.name });
+    this.#feed(id, {
+      type: "spawned",
+      paneId: pane.paneId,
+      backend: backend.name,
+      ...(pane.arranged ? { arranged: true } : {}),
+    });
     this.#ensureWatch();
   }
 
@@ -747,9 +750,10 @@ export class SessionLoop {
   }
 
   /**
-   * The final check before an idle close: busy cancels it; a 404 for the session means it was
-   * deleted; no answer leaves the idle signal standing. Bounded by half a poll interval (at most
-   * 1 s) so the close stays within the contract's bound.
+   * Confirms an idle close the moment it is due, without waiting for a poll tick: one status read
+   * of the child, and beside it whether the session still exists, each bounded by half a poll
+   * interval (at most 1 s). Busy (or retry) cancels the close; a 404 for the session means it was
+   * deleted; idle, absent or no answer in time leaves the idle signal standing.
    */
   async #recheck(id: string): Promise<void> {
     const record = this.#records.get(id);
@@ -760,15 +764,20 @@ export class SessionLoop {
         directory: this.#directoryOf(record),
         timeoutMs: Math.min(1000, Math.max(50, this.#deps.config.poll_interval_ms / 2)),
       };
-      try {
-        const polled = (await client.statusMap(call)).get(id) ?? "absent";
-        status = polled === "busy"
-          ? "busy"
-          : (await client.session(id, call)) === null
-          ? "deleted"
-          : polled;
-      } catch (err) {
-        this.#deps.log.debug(`${id}: status recheck failed: ${(err as Error).message}`);
+      const [polled, session] = await Promise.allSettled([
+        client.statusMap(call),
+        client.session(id, call),
+      ]);
+      const seen = polled.status === "fulfilled" ? polled.value.get(id) ?? "absent" : "unknown";
+      status = seen === "busy"
+        ? "busy"
+        : session.status === "fulfilled" && session.value === null
+        ? "deleted"
+        : seen;
+      for (const r of [polled, session]) {
+        if (r.status === "rejected") {
+          this.#deps.log.debug(`${id}: idle confirmation: ${(r.reason as Error).message}`);
+        }
       }
     }
     this.#feed(id, { type: "recheck", status });

@@ -12,14 +12,13 @@
  * - `awaiting`: waiting for the server to know the child before the pane attaches (readiness);
  *   a delete or shutdown cancels the wait, and no pane opens.
  * - `opening`: a spawn is in flight; idle, delete and shutdown signals wait in `idleSince`/`then`.
- * - `open`: the pane is up; `idleSince` set means an idle close is pending. It happens once the
- *   idle delay and the minimum lifetime have passed and `idleConfirmations` polls saw the child
- *   idle or absent, or, whatever the polls say, one poll interval later; a final recheck
- *   (bounded by the loop to half a poll interval, at most 1 s) may still cancel it. So the close
- *   starts by `idle_close_delay_ms + 1.5 × poll_interval_ms` after the signal (for a pane past
- *   its minimum lifetime) and, with `close_grace_ms` well under half a poll interval (the
- *   defaults: 250 ms against 2000 ms), ends within the contract's `idle_close_delay_ms + 2 ×
- *   poll_interval_ms`. A busy signal or poll cancels it.
+ * - `open`: the pane is up; `idleSince` set means an idle close is pending. Once the idle delay
+ *   and the minimum lifetime have passed (and no background job runs), the loop asks the server
+ *   for the child's status at once (`recheck`, one bounded read; `rechecking` while it is out):
+ *   busy or retry cancels the close, a 404 closes it as deleted, and idle, absent (after the idle
+ *   signal that started all this) or no answer within the bound closes it. No poll tick is
+ *   waited for. A busy signal or poll cancels a pending close at any time; an idle or absent
+ *   poll changes nothing (absence alone is never a reason to close).
  * - `closing`: a close is in flight (or waits to be retried); `then` says what follows.
  * - `stuck`: every close attempt failed; reported, kept for `list` and `cleanup`.
  * - `deleted`: the tombstone; every later event is ignored.
@@ -49,8 +48,7 @@ export type SessionState =
     readonly paneId: string;
     readonly openedAt: number;
     readonly idleSince: number | null;
-    /** Polls that saw the child idle or absent since `idleSince`. */
-    readonly confirmations: number;
+    /** The status read that confirms the idle close is out. */
     readonly rechecking: boolean;
   }
   | {
@@ -92,7 +90,13 @@ export type MachineEvent =
   | { readonly type: "deleted" }
   | { readonly type: "job"; readonly running: boolean }
   | { readonly type: "timer" }
-  | { readonly type: "spawned"; readonly paneId: string; readonly backend: string }
+  | {
+    readonly type: "spawned";
+    readonly paneId: string;
+    readonly backend: string;
+    /** The backend applied the layout with the open: no layout pass follows. */
+    readonly arranged?: boolean;
+  }
   /** A busy session's pane left by a bridge that died, taken over by this one. */
   | { readonly type: "adopted"; readonly paneId: string; readonly backend: string }
   | {
@@ -136,14 +140,10 @@ export interface MachineConfig {
   readonly closeRetries: number;
   /** Pause before the first retry; it doubles each time. */
   readonly closeRetryDelayMs: number;
-  /** Ask for a final status check before an idle close. */
+  /** Confirm an idle close with a status read when it is due (a server is known). */
   readonly recheck: boolean;
   /** Wait until the server knows the child before spawning (`await_ready`). */
   readonly readiness: boolean;
-  /** Polls that must see the child idle or absent after an idle signal (0: none expected). */
-  readonly idleConfirmations: number;
-  /** `poll_interval_ms`: the longest extra wait for those confirmations. */
-  readonly pollIntervalMs: number;
 }
 
 /** The result of a transition. */
@@ -192,17 +192,6 @@ export function idleDueAt(
   );
 }
 
-/**
- * When an idle close stops waiting for poll confirmations: one poll interval after it is due,
- * which keeps the close within `idle_close_delay_ms + 2 × poll_interval_ms` of the idle signal.
- */
-function idleGiveUpAt(
-  state: { openedAt: number; idleSince: number },
-  config: MachineConfig,
-): number {
-  return idleDueAt(state, config) + config.pollIntervalMs;
-}
-
 /** Whether the record holds a pane muxbridge must still account for. */
 export function hasPane(state: SessionState): state is Extract<SessionState, { paneId: string }> {
   return state.kind === "open" || state.kind === "closing" || state.kind === "stuck";
@@ -235,7 +224,7 @@ const emit = (message: OutMessage): Effect => ({ type: "emit", message });
  * import { newRecord, transition } from "./machine.ts";
  * const config = {
  *   idleCloseDelayMs: 3000, minPaneLifetimeMs: 3000, closeRetries: 2, closeRetryDelayMs: 200,
- *   recheck: true, readiness: true, idleConfirmations: 1, pollIntervalMs: 2000,
+ *   recheck: true, readiness: true,
  * };
  * let t = transition(newRecord("ses_c", "ses_p", "child"), { type: "created" }, 0, config);
  * t.effects; // [{ type: "await_ready" }]
@@ -293,7 +282,7 @@ export function transition(
           case "opening":
             return go({ ...s, idleSince: null });
           case "open":
-            return go({ ...s, idleSince: null, confirmations: 0, rechecking: false }, {
+            return go({ ...s, idleSince: null, rechecking: false }, {
               type: "disarm",
             });
           case "closing":
@@ -309,7 +298,7 @@ export function transition(
         case "opening":
           return go({ ...s, idleSince: now });
         case "open":
-          return go({ ...s, idleSince: now, confirmations: 0, rechecking: false }, {
+          return go({ ...s, idleSince: now, rechecking: false }, {
             type: "arm",
             at: idleDueAt({ openedAt: s.openedAt, idleSince: now }, config),
           });
@@ -319,25 +308,13 @@ export function transition(
       return keep;
     }
 
-    case "poll": {
-      // A poll sent before the last status event is older news than that event.
-      if (event.at < record.activityAt) return same;
-      if (event.status === "busy") {
-        // Busy (or retry) cancels a pending idle close and reopens like a busy event.
-        return transition(record, { type: "status", status: "busy" }, now, config);
-      }
-      // Idle or absent only confirms an idle signal; absence alone never closes anything.
-      if (s.kind !== "open" || s.idleSince === null || s.rechecking || event.at < s.idleSince) {
-        return same;
-      }
-      const confirmed = { ...s, confirmations: s.confirmations + 1 };
-      const r: SessionRecord = { ...record, state: confirmed };
-      const due = idleDueAt({ openedAt: s.openedAt, idleSince: s.idleSince }, config);
-      if (now < due || confirmed.confirmations < config.idleConfirmations) {
-        return { record: r, effects: [] };
-      }
-      return idleDue(r, confirmed, now, config);
-    }
+    case "poll":
+      // A poll sent before the last status event is older news than that event. Busy (or
+      // retry) cancels a pending idle close and reopens like a busy event; idle or absent
+      // changes nothing: the close is confirmed by its own status read when it is due, and
+      // absence alone never closes anything.
+      if (event.at < record.activityAt || event.status !== "busy") return same;
+      return transition(record, { type: "status", status: "busy" }, now, config);
 
     case "ready":
       return s.kind === "awaiting"
@@ -396,7 +373,7 @@ export function transition(
               ...record,
               activity: "busy",
               activityAt: now,
-              state: { ...s, idleSince: null, confirmations: 0, rechecking: false },
+              state: { ...s, idleSince: null, rechecking: false },
             },
             effects: [],
           };
@@ -441,7 +418,7 @@ export function transition(
           );
         }
         const state = openState(event.paneId, now, s.idleSince);
-        const effects: Effect[] = [opened, { type: "layout" }];
+        const effects: Effect[] = event.arranged ? [opened] : [opened, { type: "layout" }];
         if (s.idleSince !== null) {
           effects.push({
             type: "arm",
@@ -573,7 +550,7 @@ export function transition(
 
 /** The state of a pane that just came up (spawned or adopted). */
 function openState(paneId: string, now: number, idleSince: number | null): SessionState {
-  return { kind: "open", paneId, openedAt: now, idleSince, confirmations: 0, rechecking: false };
+  return { kind: "open", paneId, openedAt: now, idleSince, rechecking: false };
 }
 
 /** The report of a pane that just came up. */
@@ -613,7 +590,7 @@ function startClose(
   };
 }
 
-/** An idle close whose timer fired, whose job ended or whose confirmation arrived. */
+/** An idle close whose timer fired or whose job ended: confirm it at once, or close. */
 function idleDue(
   record: SessionRecord,
   s: Extract<SessionState, { kind: "open" }>,
@@ -624,11 +601,6 @@ function idleDue(
   const at = { openedAt: s.openedAt, idleSince: s.idleSince };
   const due = idleDueAt(at, config);
   if (now < due) return { record, effects: [{ type: "arm", at: due }] };
-  // Stable idle: wait for the polls to confirm, but never past the contract's bound.
-  const giveUp = idleGiveUpAt(at, config);
-  if (s.confirmations < config.idleConfirmations && now < giveUp) {
-    return { record, effects: [{ type: "arm", at: giveUp }] };
-  }
   // A running background job vetoes the close; its end re-evaluates (the `job` event).
   if (record.jobRunning) return { record, effects: [{ type: "disarm" }] };
   if (config.recheck) {

@@ -1,13 +1,19 @@
 /**
  * Durable records of the panes muxbridge owns, one file per pane under the state directory, so
  * concurrent bridges never overwrite each other's records and a `kill -9` loses nothing already
- * written (write to a fresh temporary file, fsync, rename). `list` and `cleanup` read them; a
- * corrupt file is reported and moved aside, never fatal.
+ * written (write to a fresh temporary file, rename). `list` and `cleanup` read them; a corrupt
+ * file is reported and moved aside, never fatal.
  *
  * The state directory is private (`lib/sys/private_fs.ts`): created 0700, refused when another
  * user owns it or can write to it; records are opened without following symbolic links, only
  * regular files of this user are read, and every field is validated before anything acts on it
  * (a record names a pane to close, a pid to signal and a server to call).
+ *
+ * No fsync: a record only has to outlive the bridge process, and the kernel keeps a written file
+ * when its writer dies; what an fsync adds is surviving an OS crash or power loss, which ends every
+ * pane a record could name (the multiplexer's server with them). It cost 5–20 ms per pane on a
+ * shared VM, serialised in the spawn queue (`bench/burst.ts`: a burst of 50 spent most of its time
+ * in it). The write is otherwise the private one (`O_EXCL|O_NOFOLLOW`, 0600, rename).
  *
  * @module
  */
@@ -154,6 +160,7 @@ export function createPaneStore(dir: string): PaneStore {
       writePrivateFile(
         join(panes(), fileName(checked.backend, checked.paneId)),
         JSON.stringify(checked),
+        { sync: false },
       );
     },
     remove(backend, paneId) {

@@ -6,7 +6,7 @@
  */
 
 import { writeSync } from "node:fs";
-import process from "node:process";
+import { processStderr } from "./output.ts";
 import { openPrivateLog } from "./private_fs.ts";
 
 /** A log level, least severe first. */
@@ -61,9 +61,9 @@ export function createLogger(
   };
 }
 
-/** Writes to the process's stderr. */
+/** Writes to the process's stderr (tracked: `flushOutput` waits for it before exit). */
 export const stderrSink: LogSink = (line) => {
-  process.stderr.write(line);
+  processStderr().write(line);
 };
 
 /**
@@ -81,14 +81,14 @@ export function fileSink(path: string): LogSink {
   try {
     fd = openPrivateLog(path);
   } catch (err) {
-    process.stderr.write(`muxbridge: ${(err as Error).message}; logging to stderr instead\n`);
+    processStderr().write(`muxbridge: ${(err as Error).message}; logging to stderr instead\n`);
     return stderrSink;
   }
   return (line) => {
     try {
       writeSync(fd, line);
     } catch {
-      process.stderr.write(line);
+      processStderr().write(line);
     }
   };
 }

@@ -7,7 +7,8 @@
  *   user can write to it (nor to a parent it hangs from, sticky `/tmp` aside);
  * - every file is opened with `O_NOFOLLOW` (a symbolic link is refused, never followed) and
  *   checked after opening (`fstat`): a regular file this user owns;
- * - a replaced file is written to a fresh random name with `O_EXCL`, synced, then renamed.
+ * - a replaced file is written to a fresh random name with `O_EXCL`, synced (unless the caller
+ *   only needs it to outlive its own process), then renamed.
  *
  * Only `node:` APIs, so it runs under Deno and Bun alike. Without uids (Windows) the owner and
  * mode checks are skipped; `O_NOFOLLOW` is 0 there.
@@ -235,23 +236,40 @@ export function readPrivateFile(
   }
 }
 
+/** Options of {@linkcode writePrivateFile}. */
+export interface WritePrivateFileOptions {
+  /**
+   * fsync the new file before the rename, so it survives an OS crash or power loss. Without it
+   * the file still outlives the writer's process (the kernel keeps what was written) and the
+   * rename still replaces the old file whole: a reader sees the old or the new text, never a
+   * mix. The O_EXCL, O_NOFOLLOW and mode guarantees do not depend on it.
+   * @default true
+   */
+  sync?: boolean;
+}
+
 /**
- * Replaces a file durably and privately: the text goes to a new file with a random name in the
- * same directory (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600, so nothing planted can be written
- * through), is synced, then renamed over `path` (a symbolic link at `path` is replaced, never
- * followed).
+ * Replaces a file privately: the text goes to a new file with a random name in the same
+ * directory (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600, so nothing planted can be written through),
+ * is synced (unless `options.sync` is false), then renamed over `path` (a symbolic link at
+ * `path` is replaced, never followed).
  *
  * @param path The file to replace.
  * @param text Its new content.
+ * @param options Whether to sync.
  * @throws Error from the file system when it cannot be written (the temporary file is removed).
  */
-export function writePrivateFile(path: string, text: string): void {
+export function writePrivateFile(
+  path: string,
+  text: string,
+  options: WritePrivateFileOptions = {},
+): void {
   const tmp = join(dirname(path), `.${randomBytes(12).toString("hex")}.tmp`);
   const fd = openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
   try {
     try {
       writeSync(fd, text);
-      fsyncSync(fd);
+      if (options.sync ?? true) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

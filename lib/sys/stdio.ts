@@ -7,6 +7,7 @@
 
 import process from "node:process";
 import type { BridgeIO } from "../bridge/bridge.ts";
+import { processStdout } from "./output.ts";
 
 /** The signals that end the bridge in an orderly way. */
 const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -17,33 +18,13 @@ const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
  * @returns The I/O.
  */
 export function processBridgeIO(): BridgeIO {
-  // When the reader of stdout is gone (OpenCode exited or was killed), writes fail with EPIPE,
-  // thrown or emitted; unhandled, that crashed the bridge in the middle of its shutdown and left
-  // panes open (seen in tests/e2e_plugin_test.ts). Nobody can read the lines any more: drop them
-  // and let the shutdown close the panes.
-  let broken = false;
-  process.stdout.on("error", () => (broken = true));
+  // Tracked, so that `flush` waits for every line written (see lib/sys/output.ts); once the
+  // reader is gone (EPIPE) lines are dropped and the shutdown still closes the panes.
+  const stdout = processStdout();
   return {
     input: process.stdin as unknown as AsyncIterable<Uint8Array>,
-    write(line) {
-      if (broken) return;
-      try {
-        process.stdout.write(line);
-      } catch {
-        broken = true;
-      }
-    },
-    flush() {
-      if (broken) return Promise.resolve();
-      return new Promise((resolve) => {
-        try {
-          process.stdout.write("", () => resolve());
-        } catch {
-          broken = true;
-          resolve();
-        }
-      });
-    },
+    write: (line) => stdout.write(line),
+    flush: () => stdout.flush(),
     onSignal(handler) {
       const listeners = STOP_SIGNALS.map((sig) => {
         const listener = () => handler(sig);

@@ -8,10 +8,12 @@ import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 
-/** Whether tmux commands (argv, or the command lines of `source-file -`) open a pane. */
+/**
+ * Whether tmux commands open a pane: on argv (a command of its own, or inside the `if-shell`
+ * block of an open) or in the command lines of `source-file -`.
+ */
 export const opensPane = (argv: readonly string[], stdin: string | undefined) =>
-  argv.some((a) => a === "split-window" || a === "new-window") ||
-  /(^|[\s;])(split-window|new-window)\s/.test(stdin ?? "");
+  [...argv, stdin ?? ""].some((a) => /(^|[\s;])(split-window|new-window)(\s|$)/.test(a));
 
 backendContract("tmux", async () => {
   const server = await startTmuxServer();

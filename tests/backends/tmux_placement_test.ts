@@ -44,6 +44,7 @@ const row = (fields: Record<string, string>) => {
     pane_width: "30",
     pane_height: "10",
     window_id: "@0",
+    window_index: "0",
     window_active: "1",
     window_zoomed_flag: "0",
     window_width: "30",
@@ -61,12 +62,28 @@ const row = (fields: Record<string, string>) => {
   return RS + names.map((n) => base[n]).join(US) + "\n";
 };
 
-function backendOn(anchorRow: string, splitAnswer?: { code: number; stderr: string }) {
+/**
+ * A backend whose tmux answers from a fake: the anchor listing, then each open call (a guarded
+ * split, or a new window) with its own answer, the listing always printed after it.
+ */
+function backendOn(
+  anchorRow: string,
+  splitAnswer?: { code: number; stderr: string; stdout?: string },
+) {
   const fake = createFakeRunner();
-  const prefix = ["tmux", "-L", "s"];
+  const prefix = ["tmux", "-u", "-L", "s"];
   fake.on([...prefix, "list-panes", "-s", "-t", "%0", "-F", PANE_FORMAT], { stdout: anchorRow });
-  if (splitAnswer) fake.onPrefix([...prefix, "split-window"], splitAnswer);
-  fake.onPrefix([...prefix, "new-window"], { code: 1, stderr: "no space for new pane\n" });
+  if (splitAnswer) {
+    fake.onPrefix([...prefix, "if-shell", "-F", "-t"], {
+      ...splitAnswer,
+      stdout: `${splitAnswer.stdout ?? ""}${anchorRow}`,
+    });
+  }
+  fake.onPrefix([...prefix, "if-shell", "-F", "1"], {
+    code: 1,
+    stdout: anchorRow,
+    stderr: "no space for new pane\n",
+  });
   const env = fakeEnv({});
   const backend = createTmuxBackend({
     run: fake.run,
@@ -91,18 +108,40 @@ const request = {
   owner: "cli",
 };
 
+/** Each call's verb and, for a guarded open, the command its block starts with. */
+const verbs = (fake: ReturnType<typeof createFakeRunner>) =>
+  fake.calls.map((c) => {
+    const verb = c.argv[4];
+    if (verb !== "if-shell") return verb;
+    return `${verb} ${c.argv.find((a) => /^(split-window|new-window) /.test(a))?.split(" ")[0]}`;
+  });
+
 Deno.test("tmux spawn() reports no_space when neither a split nor a new window has room", async () => {
   const { fake, backend } = backendOn(
     row({ pane_width: "41", window_width: "41", window_layout: "c0de,41x10,0,0,0" }),
     { code: 1, stderr: "no space for new pane\n" },
   );
   await assert.rejects(backend.spawn(request), (err: unknown) => isMuxError(err, "no_space"));
-  const verbs = fake.calls.map((c) => c.argv[3]);
-  assert.deepEqual(verbs, ["list-panes", "split-window", "new-window"]);
+  assert.deepEqual(verbs(fake), ["list-panes", "if-shell split-window", "if-shell new-window"]);
 });
 
 Deno.test("tmux spawn() does not split an anchor too narrow for two usable panes", async () => {
   const { fake, backend } = backendOn(row({}));
   await assert.rejects(backend.spawn(request), (err: unknown) => isMuxError(err, "no_space"));
-  assert.deepEqual(fake.calls.map((c) => c.argv[3]), ["list-panes", "new-window"]);
+  assert.deepEqual(verbs(fake), ["list-panes", "if-shell new-window"]);
+});
+
+Deno.test("tmux spawn() kills a pane whose marks failed in the middle of the call, and reports it", async () => {
+  const wide = row({ pane_width: "120", window_width: "120", window_layout: "c0de,120x10,0,0,0" });
+  const { fake, backend } = backendOn(wide, {
+    code: 1,
+    stdout: "%7 4242\n", // the split ran and printed its pane; the listing shows it unmarked
+    stderr: "something failed after the split\n",
+  });
+  fake.on(["tmux", "-u", "-L", "s", "kill-pane", "-t", "%7"], { stdout: "" });
+  await assert.rejects(
+    backend.spawn(request),
+    (err: unknown) => isMuxError(err, "command_failed") && /mark new pane "%7"/.test(err.message),
+  );
+  assert.deepEqual(verbs(fake), ["list-panes", "if-shell split-window", "kill-pane"]);
 });

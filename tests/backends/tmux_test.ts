@@ -177,6 +177,7 @@ function row(paneId: string, extra: Partial<PaneRow> = {}): PaneRow {
     width: 10,
     height: 10,
     windowId: "@0",
+    windowIndex: 0,
     windowActive: true,
     windowZoomed: false,
     windowWidth: 200,
@@ -246,8 +247,8 @@ Deno.test("planLayout() evens out only containers made of owned panes", () => {
 
 function probeFake(version: string | Error) {
   const fake = createFakeRunner();
-  fake.on(["tmux", "-V"], version instanceof Error ? version : { stdout: `${version}\n` });
-  fake.on(["tmux", "-L", "s", "display-message", "-p", "#{version}"], { stdout: "3.3a\n" });
+  fake.on(["tmux", "-u", "-V"], version instanceof Error ? version : { stdout: `${version}\n` });
+  fake.on(["tmux", "-u", "-L", "s", "display-message", "-p", "#{version}"], { stdout: "3.3a\n" });
   const backend = createTmuxBackend(makeDeps(fake.run, { tmux: { socket_name: "s" } }));
   return { fake, backend };
 }
@@ -284,8 +285,8 @@ Deno.test("tmux probe() keeps binary_not_found and adds a tmux hint", async () =
 
 Deno.test("tmux probe() reports a missing server as backend_unreachable", async () => {
   const fake = createFakeRunner();
-  fake.on(["tmux", "-V"], { stdout: "tmux 3.3a\n" });
-  fake.on(["tmux", "-L", "s", "display-message", "-p", "#{version}"], {
+  fake.on(["tmux", "-u", "-V"], { stdout: "tmux 3.3a\n" });
+  fake.on(["tmux", "-u", "-L", "s", "display-message", "-p", "#{version}"], {
     code: 1,
     stderr: "no server running on /tmp/tmux-0/s\n",
   });
@@ -543,7 +544,7 @@ Deno.test("tmux applyLayout() never reshapes a user pane in the anchor's window"
       server.anchorPane,
       ...SLEEP,
     ])).trim();
-    const panes = [];
+    const panes: string[] = [];
     for (const id of ["ses_u1", "ses_u2", "ses_u3"]) {
       panes.push((await backend.spawn(spawnReq(id, SLEEP, server.dir))).paneId);
     }
@@ -557,12 +558,17 @@ Deno.test("tmux applyLayout() never reshapes a user pane in the anchor's window"
       ])).trim();
     const userBefore = await geometry(user);
     const anchorBefore = await geometry(server.anchorPane);
+    const heights = () => Promise.all(panes.map(async (p) => (await rowOf(server, p))!.height));
+    const even = (h: number[]) => Math.max(...h) - Math.min(...h) <= 1;
+    // Each open evened the column out in its own tmux call.
+    assert.ok(even(await heights()), `heights after the opens ${await heights()}`);
+    await server.tmux(["resize-pane", "-t", panes[0], "-y", "3"]);
+    assert.ok(!even(await heights()));
     const result = await backend.applyLayout({ layout: "main-vertical", mainPaneSize: 60, panes });
     assert.match(result.detail, /user panes present/);
     assert.equal(await geometry(user), userBefore);
     assert.equal(await geometry(server.anchorPane), anchorBefore);
-    const heights = await Promise.all(panes.map(async (p) => (await rowOf(server, p))!.height));
-    assert.ok(Math.max(...heights) - Math.min(...heights) <= 1, `heights ${heights}`);
+    assert.ok(even(await heights()), `heights ${await heights()}`);
     assert.equal(result.applied, true, "owned panes were evened out");
   });
 });

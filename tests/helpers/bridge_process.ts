@@ -61,7 +61,7 @@ export interface BridgeProcess {
   endInput(): Promise<void>;
   /** Sends a signal. */
   kill(signal: Deno.Signal): void;
-  /** Resolves with the exit status. */
+  /** Resolves with the exit status, once stdout and stderr have been read to their end. */
   status: Promise<Deno.CommandStatus>;
   /** The process id. */
   pid: number;
@@ -92,7 +92,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
   let stderrText = "";
   const writer = child.stdin.getWriter();
   const enc = new TextEncoder();
-  (async () => {
+  const stdoutRead = (async () => {
     let buf = "";
     for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
       buf += chunk;
@@ -110,18 +110,33 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
     }
     if (buf) junk.push(buf);
   })();
-  (async () => {
+  const stderrRead = (async () => {
     for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
       stderrText += chunk;
     }
   })();
   const clock = createRealClock();
+  // The exit status is only reported once stdout and stderr have been read to their end: the
+  // process can exit before this side has parsed the last chunk it wrote (seen against the Bun
+  // binary, whose exit follows `bye` within a millisecond: `lines` still ended at `ready`). A
+  // bound keeps a stray holder of the pipes (none is expected) from hanging the test.
+  const status = child.status.then(async (s) => {
+    const drained = Promise.all([stdoutRead, stderrRead]).then(() => true);
+    let timer: ReturnType<typeof clock.setTimeout> | undefined;
+    const bound = new Promise<false>((resolve) => {
+      timer = clock.setTimeout(() => resolve(false), 10_000);
+    });
+    const done = await Promise.race([drained, bound]);
+    if (timer !== undefined) clock.clearTimeout(timer);
+    if (!done) stderrText += "\n(test harness: stdout/stderr still open 10 s after exit)";
+    return s;
+  });
   return {
     lines,
     arrivals,
     junk,
     pid: child.pid,
-    status: child.status,
+    status,
     stderr: () => stderrText,
     send: (m) => writer.write(enc.encode(`${JSON.stringify(m)}\n`)),
     sendRaw: (t) => writer.write(enc.encode(t)),

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { type ChannelOpener, createChannelOpener } from "../../lib/sys/channel.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createRunner, type Runner, type RunResult } from "../../lib/sys/exec.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
@@ -40,8 +39,6 @@ export interface TmuxServer {
   env: Readonly<Record<string, string>>;
   /** The real runner with {@linkcode TmuxServer.env} added to every call. */
   runner: Runner;
-  /** The real channel seam with {@linkcode TmuxServer.env} added (control-mode clients). */
-  openChannel: ChannelOpener;
   /** Runs `tmux -L <socket> …args`; resolves for any exit code. */
   run(args: readonly string[]): Promise<RunResult>;
   /** Runs `tmux -L <socket> …args` and returns stdout; throws on a non-zero exit. */
@@ -73,13 +70,12 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
   await Promise.all([home, tmpdir, dir].map((d) => Deno.mkdir(d)));
   const socketName = `muxbridge-test-${crypto.randomUUID().slice(0, 8)}`;
   const bin = options.bin ?? "tmux";
-  // Empty TMUX counts as unset for tmux; the runner can add variables but not remove them.
+  // Empty TMUX counts as unset when tmux picks its server, not when it guesses whether output
+  // may be UTF-8 (any TMUX says yes; tests/e2e_cli_test.ts runs a client without it). The
+  // runner can add variables but not remove them.
   const env = { HOME: home, TMUX_TMPDIR: tmpdir, TMUX: "", TMUX_PANE: "" };
   const real = createRunner();
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
-  const realChannel = createChannelOpener();
-  const openChannel: ChannelOpener = (argv, opts) =>
-    realChannel(argv, { ...opts, env: { ...env, ...opts.env } });
   const run = (args: readonly string[]) =>
     runner([bin, "-L", socketName, ...args], { timeoutMs: TIMEOUT_MS });
   const tmux = async (args: readonly string[]) => {
@@ -133,7 +129,6 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
       dir,
       env,
       runner,
-      openChannel,
       run,
       tmux,
       userPane: async (side = "-v") =>

@@ -15,8 +15,6 @@ const CFG: MachineConfig = {
   closeRetryDelayMs: 200,
   recheck: false,
   readiness: false,
-  idleConfirmations: 0,
-  pollIntervalMs: 2000,
 };
 
 /** Runs events in order, returning the final record and every effect. */
@@ -67,10 +65,17 @@ Deno.test("transition() reports pane.opened and asks for a layout once the spawn
     paneId: "%1",
     openedAt: 100,
     idleSince: null,
-    confirmations: 0,
     rechecking: false,
   });
   assert.deepEqual(types(effects), ["spawn", "emit:pane.opened", "layout"]);
+});
+
+Deno.test("transition() asks for no layout pass when the spawn arranged the panes itself", () => {
+  const { effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "spawned", paneId: "%1", backend: "tmux", arranged: true }, 100],
+  ]);
+  assert.deepEqual(types(effects), ["spawn", "emit:pane.opened"]);
 });
 
 Deno.test("transition() arms the idle close at the later of idle delay and minimum lifetime", () => {
@@ -348,8 +353,6 @@ const SERVER: MachineConfig = {
   ...CFG,
   recheck: true,
   readiness: true,
-  idleConfirmations: 1,
-  pollIntervalMs: 2000,
 };
 
 const ready: Array<[MachineEvent, number]> = [
@@ -450,7 +453,6 @@ Deno.test("transition() goes through readiness again when a closed pane reopens"
     [
       ...ready,
       [{ type: "status", status: "idle" }, 6000],
-      [{ type: "poll", status: "absent", at: 7000 }, 7000],
       [{ type: "timer" }, 9000],
       [{ type: "recheck", status: "absent" }, 9040],
       [{ type: "status", status: "busy" }, 9050],
@@ -479,46 +481,57 @@ Deno.test("transition() never closes on absence without an idle signal", () => {
   assert.ok(!types(effects).some((t) => t === "close" || t === "recheck"));
 });
 
-Deno.test("transition() waits for a poll to confirm the idle, then rechecks before closing", () => {
+Deno.test("transition() confirms an idle close with a status read the moment it is due", () => {
   const base = run([...ready, [{ type: "status", status: "idle" }, 6000]], undefined, SERVER);
-  // Due at 9000 but not yet confirmed: wait for a poll, at most one interval.
+  assert.deepEqual(base.effects.at(-1), { type: "arm", at: 9000 });
+  // Due at 9000: the read goes out at once, no poll tick is waited for.
   const due = run([[{ type: "timer" }, 9000]], base.record, SERVER);
-  assert.deepEqual(due.effects, [{ type: "arm", at: 11_000 }]);
-  const confirmed = run([[{ type: "poll", status: "absent", at: 9500 }, 9510]], due.record, SERVER);
-  assert.deepEqual(types(confirmed.effects), ["disarm", "recheck"]);
-  const closing = run([[{ type: "recheck", status: "absent" }, 9520]], confirmed.record, SERVER);
-  assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  assert.deepEqual(due.effects, [{ type: "disarm" }, { type: "recheck" }]);
+  assert.equal(due.record.state.kind === "open" && due.record.state.rechecking, true);
+  // Idle, absent (after the idle signal) or no answer within the bound: the close starts.
+  for (const status of ["idle", "absent", "unknown"] as const) {
+    const closing = run([[{ type: "recheck", status }, 9003]], due.record, SERVER);
+    assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  }
+  // Busy (or retry, which the loop reads as busy): the close is off, the pane stays.
+  const busy = run([[{ type: "recheck", status: "busy" }, 9003]], due.record, SERVER);
+  assert.equal(busy.record.state.kind === "open" && busy.record.state.idleSince, null);
+  assert.equal(busy.record.activity, "busy");
+  assert.deepEqual(busy.effects, []);
 });
 
-Deno.test("transition() stops waiting for confirmations one poll interval after the close is due", () => {
+Deno.test("transition() with no idle delay confirms at once when the pane is old enough", () => {
+  const config = { ...SERVER, idleCloseDelayMs: 0, minPaneLifetimeMs: 0 };
   const { effects } = run(
-    [
-      ...ready,
-      [{ type: "status", status: "idle" }, 6000],
-      [{ type: "timer" }, 9000],
-      [{ type: "timer" }, 11_000],
-    ],
+    [...ready, [{ type: "status", status: "idle" }, 6000]],
     undefined,
-    SERVER,
+    config,
   );
-  assert.equal(effects.at(-1)?.type, "recheck");
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 6000 });
+  const fired = run(
+    [...ready, [{ type: "status", status: "idle" }, 6000], [{ type: "timer" }, 6000]],
+    undefined,
+    config,
+  );
+  assert.deepEqual(types(fired.effects).slice(-2), ["disarm", "recheck"]);
 });
 
-Deno.test("transition() counts a confirmation before the due time and closes when due", () => {
-  const { effects } = run(
+Deno.test("transition() takes an idle or absent poll for nothing, before or after the close is due", () => {
+  const { record, effects } = run(
     [
       ...ready,
       [{ type: "status", status: "idle" }, 6000],
       [{ type: "poll", status: "absent", at: 7000 }, 7000],
-      [{ type: "timer" }, 9000],
+      [{ type: "poll", status: "idle", at: 8000 }, 8000],
     ],
     undefined,
     SERVER,
   );
-  assert.deepEqual(types(effects).slice(-2), ["disarm", "recheck"]);
+  assert.equal(record.state.kind === "open" && record.state.rechecking, false);
+  assert.deepEqual(effects.at(-1), { type: "arm", at: 9000 }, "only the idle signal armed");
 });
 
-Deno.test("transition() ignores a poll sent before the idle signal, both as busy and as confirmation", () => {
+Deno.test("transition() ignores a busy poll sent before the idle signal", () => {
   const { record, effects } = run(
     [
       ...ready,
@@ -526,15 +539,13 @@ Deno.test("transition() ignores a poll sent before the idle signal, both as busy
       [{ type: "status", status: "idle" }, 6000],
       // Sent at 5990, answered after the idle event: older news than the event.
       [{ type: "poll", status: "busy", at: 5990 }, 6010],
-      [{ type: "poll", status: "absent", at: 5995 }, 6020],
       [{ type: "timer" }, 9000],
     ],
     undefined,
     SERVER,
   );
   assert.equal(record.activity, "idle");
-  assert.equal(record.state.kind === "open" && record.state.confirmations, 0);
-  assert.deepEqual(effects.at(-1), { type: "arm", at: 11_000 });
+  assert.deepEqual(types(effects).slice(-2), ["disarm", "recheck"]);
 });
 
 Deno.test("transition() cancels a pending idle close on a busy poll", () => {
@@ -559,7 +570,6 @@ Deno.test("transition() turns an idle close into a reopen when a poll sees busy 
     [
       ...ready,
       [{ type: "status", status: "idle" }, 6000],
-      [{ type: "poll", status: "absent", at: 7000 }, 7000],
       [{ type: "timer" }, 9000],
       [{ type: "recheck", status: "idle" }, 9010],
       [{ type: "poll", status: "busy", at: 9020 }, 9030],
@@ -577,7 +587,6 @@ Deno.test("transition() closes as deleted and tombstones when the recheck finds 
     [
       ...ready,
       [{ type: "status", status: "idle" }, 6000],
-      [{ type: "poll", status: "absent", at: 7000 }, 7000],
       [{ type: "timer" }, 9000],
       [{ type: "recheck", status: "deleted" }, 9010],
       [{ type: "closed" }, 9100],
@@ -591,13 +600,12 @@ Deno.test("transition() closes as deleted and tombstones when the recheck finds 
   assert.ok(!types(effects).slice(-1).includes("await_ready"));
 });
 
-Deno.test("transition() holds a confirmed idle close while a job runs and closes when it ends", () => {
+Deno.test("transition() holds a due idle close while a job runs and confirms it when the job ends", () => {
   const held = run(
     [
       ...ready,
       [{ type: "job", running: true }, 500],
       [{ type: "status", status: "idle" }, 6000],
-      [{ type: "poll", status: "absent", at: 7000 }, 7000],
       [{ type: "timer" }, 9000],
       [{ type: "timer" }, 11_000],
     ],

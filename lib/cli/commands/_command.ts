@@ -8,7 +8,6 @@
 
 import type { BackendFactory } from "../../backend.ts";
 import type { BridgeIO } from "../../bridge/bridge.ts";
-import type { ChannelOpener } from "../../sys/channel.ts";
 import type { Clock } from "../../sys/clock.ts";
 import type { Runner } from "../../sys/exec.ts";
 import type { BackendName, EnvLookup } from "../../identity.ts";
@@ -24,8 +23,6 @@ export interface CliDeps {
   env: EnvLookup;
   /** The exec seam. */
   run: Runner;
-  /** The seam for long-lived programs (control channels). */
-  openChannel?: ChannelOpener;
   /** The clock. */
   clock: Clock;
   /** The process seam. */

@@ -49,6 +49,7 @@ export function loadConfig(global: GlobalFlags, deps: CliDeps, hello?: unknown):
     env: deps.env,
     flags,
     ...(hello !== undefined ? { hello } : {}),
+    warn: (message) => deps.log.warn(message),
   });
 }
 
@@ -62,7 +63,6 @@ export function loadConfig(global: GlobalFlags, deps: CliDeps, hello?: unknown):
 export function backendDeps(config: Config, deps: CliDeps): BackendDeps {
   return {
     run: deps.run,
-    ...(deps.openChannel ? { openChannel: deps.openChannel } : {}),
     env: deps.env,
     clock: deps.clock,
     config,

@@ -72,7 +72,8 @@ export const demoCommand: Command = {
     // leaves its socket file behind after kill-server).
     const socket = join(dir, "tmux.sock");
     const tmux = (...args: string[]) =>
-      deps.run(["tmux", "-S", socket, ...args], { timeoutMs: 5000, env: { TMUX: "" } });
+      // -u: UTF-8 output whatever the locale (see backends/tmux/_command.ts UTF8_FLAG).
+      deps.run(["tmux", "-u", "-S", socket, ...args], { timeoutMs: 5000, env: { TMUX: "" } });
     let serverStarted = false;
     try {
       const version = await deps.run(["tmux", "-V"], { timeoutMs: 5000 });

@@ -1,0 +1,37 @@
+/** Commands loaded on demand: the lazy table matches the static one, and a run loads only its own. */
+
+import assert from "node:assert/strict";
+import { COMMAND_LOADERS, loadCommands } from "../../lib/cli/commands/load.ts";
+import { COMMANDS } from "../../lib/cli/commands/mod.ts";
+import { parseInvocation } from "../../lib/cli/cli.ts";
+
+Deno.test("COMMAND_LOADERS loads every command of COMMANDS, in the same order", async () => {
+  assert.deepEqual(Object.keys(COMMAND_LOADERS), COMMANDS.map((c) => c.name));
+  for (const [i, load] of Object.values(COMMAND_LOADERS).entries()) {
+    assert.equal(await load(), COMMANDS[i]);
+  }
+});
+
+Deno.test("loadCommands() loads the commands argv names, else all of them", async () => {
+  const names = async (argv: string[]) => (await loadCommands(argv)).map((c) => c.name);
+  assert.deepEqual(await names(["bridge", "--url", "http://127.0.0.1:4096"]), ["bridge"]);
+  // A flag value that spells a command loads it too; the parser still picks the command.
+  assert.deepEqual(await names(["--config", "list", "spawn"]), ["spawn", "list"]);
+  assert.deepEqual(await names(["--help"]), COMMANDS.map((c) => c.name));
+  assert.deepEqual(await names(["--version"]), COMMANDS.map((c) => c.name));
+  assert.deepEqual(await names(["frob"]), COMMANDS.map((c) => c.name));
+});
+
+Deno.test("parseInvocation() on the loaded commands reads argv as it does on all of them", async () => {
+  const argvs = [
+    ["bridge", "--url", "http://h:1"],
+    ["--config", "list", "spawn", "--session", "ses_a", "--url", "http://h:1", "--dir", "/d"],
+    ["--version"],
+    ["close", "%3", "--force"],
+    ["layout", "--help"],
+  ];
+  for (const argv of argvs) {
+    const lazy = parseInvocation(argv, await loadCommands(argv));
+    assert.deepEqual(lazy, parseInvocation(argv, COMMANDS), argv.join(" "));
+  }
+});
