@@ -1,8 +1,7 @@
 /**
  * The commands, loaded on demand: a run loads the module of the command it names and no other,
  * so `muxbridge bridge` does not hold the CLI-only commands (doctor, demo, schema, …) and what
- * they import in memory for its whole life (`bench/idle.ts` measures it). `mod.ts` lists the same
- * commands statically, for the README generator and the tests.
+ * they import in memory for its whole life (`bench/idle.ts` measures it).
  *
  * @module
  */
@@ -10,11 +9,12 @@
 import type { Command } from "./_command.ts";
 
 /**
- * Each command's module, in the order `--help` lists them (the order of `COMMANDS`). This is the
- * one table a new command (`install`, `uninstall`, …) is added to for the binary to run it; add
- * it to `COMMANDS` in `mod.ts` at the same position (`tests/cli/load_test.ts` checks they agree).
+ * Each command's module, in the order `--help` lists them: the one table of commands (a new
+ * command is one line here; `mod.ts` loads them all for the README generator and the tests).
  */
 export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<Command>>> = {
+  install: async () => (await import("./install.ts")).installCommand,
+  uninstall: async () => (await import("./uninstall.ts")).uninstallCommand,
   bridge: async () => (await import("./bridge.ts")).bridgeCommand,
   detect: async () => (await import("./detect.ts")).detectCommand,
   spawn: async () => (await import("./spawn.ts")).spawnCommand,

@@ -1,37 +1,12 @@
 /**
- * The command table, in the order `--help` lists it.
+ * Every command, loaded, in the order `--help` lists them: for the README generator and the
+ * tests. The binary loads only the command it runs (`load.ts`, the one table of commands).
  *
  * @module
  */
 
 import type { Command } from "./_command.ts";
-import { bridgeCommand } from "./bridge.ts";
-import { cleanupCommand } from "./cleanup.ts";
-import { closeCommand } from "./close.ts";
-import { demoCommand } from "./demo.ts";
-import { detectCommand } from "./detect.ts";
-import { doctorCommand } from "./doctor.ts";
-import { installCommand } from "./install.ts";
-import { layoutCommand } from "./layout.ts";
-import { listCommand } from "./list.ts";
-import { schemaCommand } from "./schema.ts";
-import { spawnCommand } from "./spawn.ts";
-import { uninstallCommand } from "./uninstall.ts";
-import { versionCommand } from "./version.ts";
+import { loadCommands } from "./load.ts";
 
 /** Every command. */
-export const COMMANDS: readonly Command[] = [
-  installCommand,
-  uninstallCommand,
-  bridgeCommand,
-  detectCommand,
-  spawnCommand,
-  closeCommand,
-  layoutCommand,
-  listCommand,
-  cleanupCommand,
-  doctorCommand,
-  schemaCommand,
-  demoCommand,
-  versionCommand,
-];
+export const COMMANDS: readonly Command[] = await loadCommands([]);
