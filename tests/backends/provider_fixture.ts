@@ -29,7 +29,7 @@ export const FAKE_PROVIDER = fileURLToPath(
 
 /**
  * The argv that runs a provider script on the Deno running the tests, with what the examples
- * ask for in their `#!` line (no config file of this repository, run and file access).
+ * ask for in their `#!` line (no config file of this repository; run, file and uid access).
  *
  * @param script The provider file.
  * @param args Its arguments.
@@ -46,6 +46,7 @@ export function denoProvider(script: string, args: readonly string[] = []): stri
     "--allow-env",
     "--allow-read",
     "--allow-write",
+    "--allow-sys",
     script,
     ...args,
   ];
