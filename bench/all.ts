@@ -16,6 +16,7 @@
 import os from "node:os";
 import { benchPane } from "./pane_tmux.ts";
 import { benchPaneHerdr } from "./pane_herdr.ts";
+import { benchPaneProvider } from "./pane_provider.ts";
 import { benchCloseGrace } from "./close_grace.ts";
 import { benchThroughput } from "./throughput.ts";
 import { benchBurst } from "./burst.ts";
@@ -32,6 +33,7 @@ const rows: Row[] = [];
 const steps: Array<[string, () => Promise<Row[]>]> = [
   ["pane open+close", () => benchPane(quick ? 5 : 30)],
   ["herdr pane open+close (fakes)", () => benchPaneHerdr(quick ? 3 : 15)],
+  ["pane open+close via provider", () => benchPaneProvider(quick ? 5 : 30)],
   ["close latency", () => benchCloseGrace(quick ? 3 : 15)],
   ["bridge throughput", () => benchThroughput(quick ? 50_000 : 200_000, quick ? 2 : 5)],
   ["burst", () => benchBurst(quick ? 10 : 50)],
