@@ -213,7 +213,7 @@ Deno.test("provider backend: an aborted call is interrupted, and its late answer
 Deno.test("provider backend: an error for a request the provider could not read (id null) and an answer without a result are violations", async () => {
   for (
     const bad of [
-      (id: number) =>
+      (_id: number) =>
         JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse" } }),
       (id: number) => JSON.stringify({ jsonrpc: "2.0", id }),
       (id: number) => JSON.stringify({ id, result: {} }),
