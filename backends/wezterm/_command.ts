@@ -24,6 +24,10 @@ import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { classifyWeztermFailure, weztermMessage } from "./_parse.ts";
 
+/** What to do when there is no pane to split. */
+export const ANCHOR_HINT =
+  "Run muxbridge in the WezTerm pane new panes should open next to (WEZTERM_PANE), or set wezterm.pane_id";
+
 /** What to do when no WezTerm answers. */
 export const SOCKET_HINT =
   "Run muxbridge inside WezTerm (its panes set WEZTERM_UNIX_SOCKET), or set wezterm.socket_path to the GUI's or mux server's socket";

@@ -34,7 +34,6 @@ import {
   type Capabilities,
   type Check,
   checkPaneId,
-  failedCheck,
   keepSuccess,
   type LayoutResult,
   type PaneInfo,
@@ -57,10 +56,12 @@ import {
   validateSessionId,
   validateTarget,
 } from "../../lib/validate.ts";
+import { weztermDoctor } from "./_doctor.ts";
+import { splitPlan } from "./_place.ts";
 import {
+  ANCHOR_HINT,
   createWeztermCommand,
   programArgv,
-  SOCKET_HINT,
   splitArgs,
   weztermError,
 } from "./_command.ts";
@@ -87,9 +88,6 @@ export interface WeztermBackendOptions {
    */
   leaders?: (() => SessionLeader[]) | null;
 }
-
-const ANCHOR_HINT =
-  "Run muxbridge in the WezTerm pane new panes should open next to (WEZTERM_PANE), or set wezterm.pane_id";
 
 /** Checks a pane id: wezterm's numeric ids only, so no id can read as a flag. */
 function paneArg(paneId: string): string {
@@ -206,31 +204,6 @@ export function createWeztermBackend(
     });
   };
 
-  /** Where the next pane splits: the anchor first, then the largest pane it opened in its tab. */
-  const plan = (panes: WeztermPane[], anchor: WeztermPane) => {
-    const layout = deps.config.layout;
-    const ours = panes.filter((p) => p.tabId === anchor.tabId && opened.has(p.paneId));
-    const largest = ours.reduce<WeztermPane | undefined>(
-      (a, p) => (!a || p.area > a.area ? p : a),
-      undefined,
-    );
-    if (!largest) {
-      const stacked = layout === "main-horizontal" || layout === "even-vertical";
-      const main = layout === "main-vertical" || layout === "main-horizontal";
-      return {
-        target: anchor.paneId,
-        side: stacked ? "bottom" as const : "right" as const,
-        percent: main ? 100 - deps.config.main_pane_size : 50,
-      };
-    }
-    const side = layout === "main-horizontal" || layout === "even-horizontal"
-      ? "right" as const
-      : layout === "tiled" && largest.size.cols > largest.size.rows * 2
-      ? "right" as const
-      : "bottom" as const;
-    return { target: largest.paneId, side, percent: 50 };
-  };
-
   /**
    * Closes what a split made when its answer is unreadable and no token can find it: the one
    * pane of the anchor's tab that was not there before. Several (the user split meanwhile) are
@@ -305,7 +278,13 @@ export function createWeztermBackend(
     }
     const tabPanes = before.filter((p) => p.tabId === anchorPane.tabId);
     const restoreTo = await userFocus(tabPanes, req.signal);
-    const where = plan(before, anchorPane);
+    const where = splitPlan(
+      before,
+      anchorPane,
+      opened,
+      deps.config.layout,
+      deps.config.main_pane_size,
+    );
     const credentials = withCredentials ? writeCredentialsFile(req.env) : undefined;
     const token = capabilities.spawnToken ? req.token : undefined;
     let stdout: string;
@@ -417,89 +396,16 @@ export function createWeztermBackend(
     return { binary: wezterm.bin, version: v.semver };
   };
 
-  const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
-    const checks: Check[] = [];
-    let v: WeztermVersion;
-    try {
-      v = await version(signal);
-    } catch (err) {
-      const e = toMuxError(err);
-      const check = failedCheck(
-        e.code === "binary_not_found" ? "wezterm binary" : "wezterm version",
-        e,
-      );
-      if (e.code === "unparseable_output") check.status = "warn";
-      checks.push(check);
-      for (const name of ["wezterm mux", "wezterm anchor"]) {
-        checks.push({ name, status: "fail", detail: `not checked: ${e.message}` });
-      }
-      return checks;
-    }
-    checks.push({
-      name: "wezterm binary",
-      status: "pass",
-      detail: `${wezterm.bin}: wezterm ${v.text}`,
-    });
-    checks.push({
-      name: "wezterm version",
-      status: "pass",
-      detail: `${v.text} (${v.date}) >= ${WEZTERM_MIN_VERSION}`,
-    });
-    let panes: WeztermPane[];
-    try {
-      panes = await list(signal);
-      checks.push({
-        name: "wezterm mux",
-        status: "pass",
-        detail: `answers${socket ? ` on ${socket}` : ""} with ${panes.length} panes`,
-      });
-    } catch (err) {
-      checks.push(failedCheck("wezterm mux", err, SOCKET_HINT));
-      checks.push({ name: "wezterm anchor", status: "fail", detail: "not checked: no mux" });
-      return checks;
-    }
-    try {
-      const anchor = anchorId();
-      const pane = panes.find((p) => p.paneId === anchor);
-      checks.push(
-        pane
-          ? {
-            name: "wezterm anchor",
-            status: "pass",
-            detail: `panes split off pane ${anchor} (tab ${pane.tabId})`,
-          }
-          : {
-            name: "wezterm anchor",
-            status: "fail",
-            detail: `pane ${anchor} not found`,
-            hint: ANCHOR_HINT,
-          },
-      );
-      if (pane?.ttyName === null) {
-        checks.push({
-          name: "wezterm credentials",
-          status: "warn",
-          detail:
-            `pane ${anchor} belongs to a remote domain: a password-protected server gets no panes`,
-          hint: "Run OpenCode in a local WezTerm pane",
-        });
-      }
-    } catch (err) {
-      checks.push(failedCheck("wezterm anchor", err, ANCHOR_HINT));
-    }
-    if (!capabilities.spawnToken) {
-      checks.push({
-        name: "wezterm spawn token",
-        status: "warn",
-        detail: leaders === null
-          ? "pane programs' environments cannot be read here (no /proc)"
-          : "the WezTerm socket is unknown (WEZTERM_UNIX_SOCKET unset, no wezterm.socket_path)",
-        hint:
-          "A split whose answer comes after the timeout may leave a pane; run inside WezTerm on Linux",
-      });
-    }
-    return checks;
-  };
+  const doctor = (signal?: AbortSignal): Promise<Check[]> =>
+    weztermDoctor({
+      bin: wezterm.bin,
+      socket,
+      version,
+      list,
+      anchorId,
+      spawnToken: capabilities.spawnToken,
+      environReadable: leaders !== null,
+    }, signal);
 
   return {
     name: "wezterm",

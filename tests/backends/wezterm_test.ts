@@ -14,6 +14,7 @@ import {
   weztermMessage,
 } from "../../backends/wezterm/_parse.ts";
 import { programArgv } from "../../backends/wezterm/_command.ts";
+import { splitPlan } from "../../backends/wezterm/_place.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
@@ -144,6 +145,34 @@ Deno.test("programArgv() passes argv untouched when there is nothing to add, els
     ],
   );
   assert.throws(() => programArgv(["x"], { token: "not a token" }), RangeError);
+});
+
+Deno.test("splitPlan() splits the anchor first by layout and main_pane_size, then the largest pane muxbridge opened in that tab", () => {
+  const pane = (paneId: string, tabId: number, rows: number, cols: number) => ({
+    paneId,
+    tabId,
+    windowId: 0,
+    title: "",
+    area: rows * cols,
+    size: { rows, cols },
+  });
+  const anchor = pane("0", 0, 50, 120);
+  const panes = [anchor, pane("4", 0, 50, 80), pane("5", 0, 25, 80), pane("9", 1, 60, 200)];
+  const none = new Set<string>();
+  const ours = new Set(["4", "5", "9"]);
+  const first = (layout: Parameters<typeof splitPlan>[3]) =>
+    splitPlan(panes, anchor, none, layout, 60);
+  assert.deepEqual(first("main-vertical"), { target: "0", side: "right", percent: 40 });
+  assert.deepEqual(first("main-horizontal"), { target: "0", side: "bottom", percent: 40 });
+  assert.deepEqual(first("even-vertical"), { target: "0", side: "bottom", percent: 50 });
+  assert.deepEqual(first("tiled"), { target: "0", side: "right", percent: 50 });
+  // Pane 9 is larger but in another tab.
+  assert.deepEqual(splitPlan(panes, anchor, ours, "main-vertical", 60), {
+    target: "4",
+    side: "bottom",
+    percent: 50,
+  });
+  assert.equal(splitPlan(panes, anchor, ours, "even-horizontal", 60).side, "right");
 });
 
 // ---------------------------------------------------------------- spawn
