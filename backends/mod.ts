@@ -10,7 +10,9 @@ import type { BackendName } from "../lib/identity.ts";
 import { CMUX_MIN_VERSION, createCmuxBackend } from "./cmux.ts";
 import { createHerdrBackend, HERDR_MIN_VERSION } from "./herdr.ts";
 import { createKittyBackend, KITTY_MIN_VERSION } from "./kitty.ts";
+import { createProviderBackend, PROVIDER_PROTOCOL_VERSION } from "./provider/mod.ts";
 import { createTmuxBackend } from "./tmux.ts";
+import { createWeztermBackend, WEZTERM_MIN_VERSION } from "./wezterm/mod.ts";
 import { createZellijBackend, ZELLIJ_MIN_VERSION } from "./zellij.ts";
 
 /** One registry row. */
@@ -21,7 +23,10 @@ export interface BackendRow {
   create: BackendFactory;
   /** The environment variables detection reads (documentation and `detect`). */
   envVars: readonly string[];
-  /** The oldest supported version (semver). */
+  /**
+   * The oldest supported version: semver, except WezTerm's (a date, `20230326-111934-3666303c`)
+   * and the provider's (the protocol version).
+   */
   minVersion: string;
 }
 
@@ -64,5 +69,18 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
     create: createCmuxBackend,
     envVars: ["CMUX_SOCKET_PATH", "CMUX_WORKSPACE_ID", "CMUX_SURFACE_ID"],
     minVersion: CMUX_MIN_VERSION,
+  },
+  wezterm: {
+    name: "wezterm",
+    create: (deps) => createWeztermBackend(deps),
+    envVars: ["WEZTERM_PANE", "WEZTERM_UNIX_SOCKET"],
+    minVersion: WEZTERM_MIN_VERSION,
+  },
+  provider: {
+    name: "provider",
+    create: (deps) => createProviderBackend(deps),
+    // Never detected: the config names it (`backend: "provider"`, `provider.command`).
+    envVars: [],
+    minVersion: PROVIDER_PROTOCOL_VERSION,
   },
 };
