@@ -20,7 +20,8 @@ export interface BackendRow {
   /** The environment variables detection reads (documentation and `detect`). */
   envVars: readonly string[];
   /**
-   * The oldest supported version (semver); the backend's own constant, repeated here so the
+   * The oldest supported version: semver, except WezTerm's (a date, `20230326-111934-3666303c`)
+   * and the provider's (the protocol version); the backend's own constant, repeated here so the
    * registry loads no backend (`tests/backend_test.ts` checks they agree).
    */
   minVersion: string;
@@ -65,5 +66,18 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
     create: async (deps) => (await import("./cmux.ts")).createCmuxBackend(deps),
     envVars: ["CMUX_SOCKET_PATH", "CMUX_WORKSPACE_ID", "CMUX_SURFACE_ID"],
     minVersion: "0.64.14",
+  },
+  wezterm: {
+    name: "wezterm",
+    create: async (deps) => (await import("./wezterm/mod.ts")).createWeztermBackend(deps),
+    envVars: ["WEZTERM_PANE", "WEZTERM_UNIX_SOCKET"],
+    minVersion: "20230326-111934-3666303c",
+  },
+  provider: {
+    name: "provider",
+    create: async (deps) => (await import("./provider/mod.ts")).createProviderBackend(deps),
+    // Never detected: the config names it (`backend: "provider"`, `provider.command`).
+    envVars: [],
+    minVersion: "1",
   },
 };

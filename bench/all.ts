@@ -17,6 +17,7 @@
 import os from "node:os";
 import { benchPane } from "./pane_tmux.ts";
 import { benchPaneHerdr } from "./pane_herdr.ts";
+import { benchPaneProvider } from "./pane_provider.ts";
 import { benchCloseGrace } from "./close_grace.ts";
 import { benchIdleClose } from "./idle_close.ts";
 import { benchThroughput } from "./throughput.ts";
@@ -40,6 +41,7 @@ const steps: Array<[string, () => Promise<Row[]>]> = [
   ["close after idle", () => benchIdleClose(quick ? 3 : 15)],
   ["burst", () => benchBurst(quick ? 10 : 50, quick ? 1 : 3)],
   ["idle and memory", () => benchIdle(quick ? 3 : 10)],
+  ["pane open+close via provider", () => benchPaneProvider(quick ? 5 : 30)],
   ["close latency", () => benchCloseGrace(quick ? 3 : 15)],
   ["bridge throughput", () => benchThroughput(quick ? 50_000 : 200_000, quick ? 2 : 5)],
   ["herdr pane open+close (fakes)", () => benchPaneHerdr(quick ? 3 : 15)],

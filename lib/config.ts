@@ -93,6 +93,32 @@ export const CmuxConfigSchema = z.strictObject({
   socket_path: z.string().min(1).optional().describe("The cmux socket (else CMUX_SOCKET_PATH)"),
 }).prefault({}).describe("cmux backend");
 
+/**
+ * The wezterm section.
+ *
+ * @internal
+ */
+export const WeztermConfigSchema = z.strictObject({
+  bin: bin("wezterm"),
+  socket_path: z.string().min(1).optional().describe(
+    "The WezTerm GUI or mux socket to talk to (else WEZTERM_UNIX_SOCKET)",
+  ),
+  pane_id: z.number().int().min(0).optional().describe(
+    "The WezTerm pane new panes split next to (else WEZTERM_PANE)",
+  ),
+}).prefault({}).describe("wezterm backend");
+
+/**
+ * The provider section.
+ *
+ * @internal
+ */
+export const ProviderConfigSchema = z.strictObject({
+  command: z.array(z.string().min(1)).min(1).optional().describe(
+    "The pane-provider program and its arguments (argv, no shell), for backend provider: started once and spoken to in JSON-RPC over its stdin and stdout (docs/provider-protocol.md)",
+  ),
+}).prefault({}).describe("pane-provider backend");
+
 /** Backend choices of the `backend` key. */
 export const BACKEND_CHOICES = [
   "auto",
@@ -102,6 +128,8 @@ export const BACKEND_CHOICES = [
   "herdr",
   "cmux",
   "kitty",
+  "wezterm",
+  "provider",
 ] as const;
 
 /** Layout names of the `layout` key. */
@@ -174,6 +202,8 @@ export const ConfigSchema = z.strictObject({
   herdr: HerdrConfigSchema,
   kitty: KittyConfigSchema,
   cmux: CmuxConfigSchema,
+  wezterm: WeztermConfigSchema,
+  provider: ProviderConfigSchema,
 }).describe("muxbridge configuration");
 
 /**

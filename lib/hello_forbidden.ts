@@ -24,6 +24,7 @@ export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
   "kitty.listen_on": "names a socket that receives pane commands and credentials",
   "herdr.socket_path": "names a socket that receives pane commands and credentials",
   "cmux.socket_path": "names a socket that receives pane commands and credentials",
+  "wezterm.socket_path": "names a socket that receives pane commands and credentials",
 };
 
 /**

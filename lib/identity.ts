@@ -2,15 +2,24 @@
  * Which multiplexers this process runs inside, read from the environment through an injected
  * lookup, and which one wins.
  *
- * Several layers are normal (tmux inside kitty). Terminals (kitty, cmux) always hold the
- * multiplexers that run in them, so they are outermost; among multiplexers the environment
- * cannot tell the nesting, so the contract's order decides: tmux > zellij > herdr > cmux > kitty.
+ * Several layers are normal (tmux inside kitty). Terminals (kitty, cmux, WezTerm) always hold
+ * the multiplexers that run in them, so they are outermost; among multiplexers the environment
+ * cannot tell the nesting, so the contract's order decides: tmux > zellij > herdr > cmux > kitty
+ * > wezterm. The `provider` backend is never detected: only the config chooses it.
  *
  * @module
  */
 
-/** The five backends. */
-export const BACKEND_NAMES = ["tmux", "zellij", "herdr", "kitty", "cmux"] as const;
+/** Every backend: the multiplexers, and the pane provider a config names. */
+export const BACKEND_NAMES = [
+  "tmux",
+  "zellij",
+  "herdr",
+  "kitty",
+  "cmux",
+  "wezterm",
+  "provider",
+] as const;
 
 /** A backend's name. */
 export type BackendName = typeof BACKEND_NAMES[number];
@@ -19,7 +28,14 @@ export type BackendName = typeof BACKEND_NAMES[number];
 export type EnvLookup = (name: string) => string | undefined;
 
 /** The contract's precedence when several layers are found, innermost first. */
-export const PRECEDENCE: readonly BackendName[] = ["tmux", "zellij", "herdr", "cmux", "kitty"];
+export const PRECEDENCE: readonly BackendName[] = [
+  "tmux",
+  "zellij",
+  "herdr",
+  "cmux",
+  "kitty",
+  "wezterm",
+];
 
 /** One multiplexer layer found in the environment. */
 export interface Layer {
@@ -138,12 +154,31 @@ function cmuxLayer(env: EnvLookup): Layer | null {
   return { backend: "cmux", paneId: surface, socket, workspaceId };
 }
 
+/**
+ * Reads the WezTerm layer: `WEZTERM_PANE` (the pane's numeric id, set in every pane) and
+ * `WEZTERM_UNIX_SOCKET` (the GUI's or mux server's socket, set for its panes); either one
+ * counts (docs/backends/wezterm.md §4).
+ */
+function weztermLayer(env: EnvLookup): Layer | null {
+  const pane = nonEmpty(env, "WEZTERM_PANE");
+  const socket = nonEmpty(env, "WEZTERM_UNIX_SOCKET");
+  if (!pane && !socket) return null;
+  return withDefined({
+    backend: "wezterm",
+    paneId: pane !== undefined && /^\d+$/.test(pane) ? pane : null,
+    socket,
+  });
+}
+
 const READERS: Record<BackendName, (env: EnvLookup) => Layer | null> = {
   tmux: tmuxLayer,
   zellij: zellijLayer,
   herdr: herdrLayer,
   kitty: kittyLayer,
   cmux: cmuxLayer,
+  wezterm: weztermLayer,
+  // Never detected: a pane provider is chosen by the config (`backend: "provider"`).
+  provider: () => null,
 };
 
 function harness(name: Harness["name"], sessionId?: string, pid?: number): Harness {

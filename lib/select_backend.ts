@@ -50,7 +50,7 @@ export async function selectBackend(
     return noBackend(
       null,
       "No supported multiplexer found in the environment",
-      "Run OpenCode inside tmux, zellij, herdr, kitty or cmux, or set backend (and tmux.target) in the config",
+      "Run OpenCode inside tmux, zellij, herdr, kitty, cmux or WezTerm, or set backend (and tmux.target, or provider.command) in the config",
     );
   }
   const factory = factories[name];

@@ -45,6 +45,8 @@ Deno.test("resolveConfig() fills every backend section with its defaults", () =>
   assert.deepEqual(config.herdr, { transport: "auto" });
   assert.deepEqual(config.kitty, {});
   assert.deepEqual(config.cmux, { bin: "cmux" });
+  assert.deepEqual(config.wezterm, { bin: "wezterm" });
+  assert.deepEqual(config.provider, {});
   assert.equal(config.state_dir, undefined);
 });
 
@@ -57,6 +59,8 @@ Deno.test("the backend and layout choices are the contract's", () => {
     "herdr",
     "cmux",
     "kitty",
+    "wezterm",
+    "provider",
   ]);
   assert.deepEqual([...LAYOUTS], [
     "main-vertical",
@@ -248,7 +252,7 @@ Deno.test("resolveConfig() refuses a bad environment value, naming only that var
     {
       ...invalidConfig,
       message:
-        'Cannot use MUXBRIDGE_BACKEND "screen": choose one of auto, none, tmux, zellij, herdr, cmux, kitty',
+        'Cannot use MUXBRIDGE_BACKEND "screen": choose one of auto, none, tmux, zellij, herdr, cmux, kitty, wezterm, provider',
       hint: "Fix MUXBRIDGE_BACKEND or unset it",
     },
   );

@@ -126,12 +126,14 @@ Deno.test("cli detect reports every layer, the innermost first, and exits 0 when
   assert.equal(id.harness.name, "claude-code");
 });
 
-Deno.test("cli schema prints JSON Schema for the config and the protocol", async () => {
+Deno.test("cli schema prints JSON Schema for the config, the protocol and the provider protocol", async () => {
   const config = JSON.parse((await cli(["schema", "config"])).stdout);
   assert.equal(config.additionalProperties, false);
   assert.equal(config.properties.main_pane_size.default, 60);
   const protocol = JSON.parse((await cli(["schema", "protocol"])).stdout);
   assert.ok(JSON.stringify(protocol).includes("pane.skipped"));
+  const provider = JSON.parse((await cli(["schema", "provider"])).stdout);
+  assert.ok(JSON.stringify(provider).includes("pane-provider protocol 1"));
 });
 
 Deno.test("cli environment errors exit 3: missing named config, bad config key, no multiplexer", async () => {

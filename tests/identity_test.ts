@@ -16,6 +16,7 @@ const HERDR = {
   HERDR_TAB_ID: "w1:t3",
 };
 const KITTY = { KITTY_WINDOW_ID: "4", KITTY_PID: "2211", KITTY_LISTEN_ON: "unix:/tmp/kitty-2211" };
+const WEZTERM = { WEZTERM_PANE: "3", WEZTERM_UNIX_SOCKET: "/run/user/1000/wezterm/gui-sock-42" };
 const CMUX = {
   CMUX_SOCKET_PATH: "/tmp/cmux.sock",
   CMUX_WORKSPACE_ID: "6F1C9E0A-1111-4222-8333-444455556666",
@@ -155,10 +156,40 @@ Deno.test("detectIdentity() picks zellij over herdr", () => {
   assert.deepEqual(id.layers.map((l) => l.backend), ["zellij", "herdr"]);
 });
 
-Deno.test("detectIdentity() orders every layer tmux > zellij > herdr > cmux > kitty", () => {
-  const id = detect({ ...KITTY, ...CMUX, ...HERDR, ...ZELLIJ, ...TMUX });
-  assert.deepEqual(id.layers.map((l) => l.backend), ["tmux", "zellij", "herdr", "cmux", "kitty"]);
-  assert.deepEqual([...PRECEDENCE].sort(), [...BACKEND_NAMES].sort());
+Deno.test("detectIdentity() orders every layer tmux > zellij > herdr > cmux > kitty > wezterm", () => {
+  const id = detect({ ...WEZTERM, ...KITTY, ...CMUX, ...HERDR, ...ZELLIJ, ...TMUX });
+  assert.deepEqual(id.layers.map((l) => l.backend), [
+    "tmux",
+    "zellij",
+    "herdr",
+    "cmux",
+    "kitty",
+    "wezterm",
+  ]);
+  // Every backend but the provider, which only the config chooses.
+  assert.deepEqual(
+    [...PRECEDENCE].sort(),
+    BACKEND_NAMES.filter((n) => n !== "provider").sort(),
+  );
+});
+
+Deno.test("detectIdentity() reads WezTerm from WEZTERM_PANE and WEZTERM_UNIX_SOCKET", () => {
+  assert.deepEqual(detect(WEZTERM).layers, [
+    { backend: "wezterm", paneId: "3", socket: "/run/user/1000/wezterm/gui-sock-42" },
+  ]);
+  assert.deepEqual(detect({ WEZTERM_UNIX_SOCKET: "/s" }).layers, [
+    { backend: "wezterm", paneId: null, socket: "/s" },
+  ]);
+  assert.equal(detect({ WEZTERM_PANE: "x" }).layers[0].paneId, null, "a pane id is a number");
+  assert.equal(detect({ WEZTERM_PANE: "" }).backend, null);
+});
+
+Deno.test("detectIdentity() lets a multiplexer inside WezTerm win over it, as over kitty", () => {
+  assert.equal(detect({ ...WEZTERM, ...TMUX }).backend, "tmux");
+  assert.deepEqual(detect({ ...WEZTERM, ...TMUX }).layers.map((l) => l.backend), [
+    "tmux",
+    "wezterm",
+  ]);
 });
 
 Deno.test("detectIdentity() recognises Claude Code with its session id and pid", () => {

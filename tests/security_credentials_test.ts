@@ -260,6 +260,9 @@ Deno.test("bridge.hello cannot name a program, a file or a socket; other keys st
       ["state_dir", { state_dir: `${dir}/planted` }],
       ["tmux.socket_path", { tmux: { socket_path: `${dir}/their.sock` } }],
       ["kitty.listen_on", { kitty: { listen_on: "tcp:203.0.113.1:5000" } }],
+      ["provider.command", { provider: { command: [`${dir}/evil`] } }],
+      ["wezterm.bin", { wezterm: { bin: `${dir}/evil` } }],
+      ["wezterm.socket_path", { wezterm: { socket_path: `${dir}/their.sock` } }],
     ];
     try {
       await bridge.waitFor(isType("ready"));

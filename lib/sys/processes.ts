@@ -167,6 +167,31 @@ export function processEnviron(pid: number): Record<string, string> | undefined 
   return env;
 }
 
+/**
+ * The session leaders of this user with their environment (`/proc/<pid>/environ`): the
+ * programs a terminal started in its panes (a pane's program leads its own session), for a
+ * backend whose multiplexer names no pane's pid but puts the pane's id in its environment
+ * (WezTerm's `WEZTERM_PANE`).
+ *
+ * @returns The leaders whose environment could be read; empty off Linux.
+ *
+ * @example
+ * ```ts
+ * import { sessionLeaders } from "./processes.ts";
+ * const panes = sessionLeaders().filter((l) => l.env.WEZTERM_PANE !== undefined);
+ * ```
+ */
+export function sessionLeaders(): Array<{ pid: number; env: Record<string, string> }> {
+  const out: Array<{ pid: number; env: Record<string, string> }> = [];
+  for (const { pid, fields } of everyStat()) {
+    // Fields after the name: state, ppid, pgrp, session (proc(5)).
+    if (Number(fields[3]) !== pid || ended(pid, fields[0]) || foreign(pid)) continue;
+    const env = processEnviron(pid);
+    if (env) out.push({ pid, env });
+  }
+  return out;
+}
+
 /** Whether {@linkcode processEnviron} can read anything on this system (Linux `/proc`). */
 export const ENVIRON_READABLE: boolean = process.platform === "linux";
 

@@ -3,7 +3,7 @@
  * whose answer is lost leaves nothing behind": the command really runs (the multiplexer makes
  * the pane), then its caller gets junk instead of the answer (`garbage`: exit 0, unreadable
  * output) or no answer at all (`timeout`: the call times out). A seam decorator, so the real
- * tmux and kitty and the fake CLIs all go through the same fault.
+ * tmux and kitty, the fake CLIs and the pane providers all go through the same fault.
  *
  * @module
  */
@@ -11,6 +11,7 @@
 import type { Runner } from "../../lib/sys/exec.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
+import type { LineProcessOpener } from "../../lib/sys/line_process.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 
 /** How the answer is lost. */
@@ -79,5 +80,59 @@ export function losingRequester(
     return mode === "garbage"
       ? { ok: true, line: GARBAGE.trim() }
       : { ok: false, reason: "timed_out", sent: true, detail: "no answer (lost by the test)" };
+  };
+}
+
+/**
+ * A line-process opener (a pane provider's pipe) whose next request that `creates` a pane
+ * reaches the provider for real and whose answer to it is then lost: replaced by junk
+ * (`garbage`) or dropped (`timeout`: the call runs into its timeout).
+ *
+ * @param open The real opener.
+ * @param fault The fault the test arms.
+ * @param creates Whether a request line creates a pane.
+ * @returns The opener.
+ */
+export function losingOpener(
+  open: LineProcessOpener,
+  fault: AnswerFault,
+  creates: (line: string) => boolean,
+): LineProcessOpener {
+  return (argv, options) => {
+    let lost: { id: unknown; mode: LostAnswer } | null = null;
+    const proc = open(argv, {
+      ...options,
+      onItem(item) {
+        if (lost && item.kind === "line") {
+          let id: unknown;
+          try {
+            id = JSON.parse(item.line).id;
+          } catch { /* not an answer */ }
+          if (id === lost.id) {
+            const { mode } = lost;
+            lost = null;
+            if (mode === "garbage") options.onItem({ ...item, line: GARBAGE.trim() });
+            return;
+          }
+        }
+        options.onItem(item);
+      },
+    });
+    return {
+      get pid() {
+        return proc.pid;
+      },
+      exited: proc.exited,
+      write(text) {
+        if (fault.next !== null && creates(text)) {
+          lost = { id: JSON.parse(text).id, mode: fault.next };
+          fault.next = null;
+        }
+        return proc.write(text);
+      },
+      end: () => proc.end(),
+      kill: (signal) => proc.kill(signal),
+      stop: (clock, graceMs) => proc.stop(clock, graceMs),
+    };
   };
 }

@@ -5,7 +5,9 @@ import { BACKENDS } from "../../backends/mod.ts";
 import { CMUX_MIN_VERSION } from "../../backends/cmux.ts";
 import { HERDR_MIN_VERSION } from "../../backends/herdr.ts";
 import { KITTY_MIN_VERSION } from "../../backends/kitty.ts";
+import { PROVIDER_PROTOCOL_VERSION } from "../../backends/provider/mod.ts";
 import { TMUX_MIN_VERSION } from "../../backends/tmux.ts";
+import { WEZTERM_MIN_VERSION } from "../../backends/wezterm/mod.ts";
 import { ZELLIJ_MIN_VERSION } from "../../backends/zellij.ts";
 import { resolveConfig } from "../../lib/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
@@ -21,6 +23,8 @@ Deno.test("BACKENDS repeats each backend's own minimum version", () => {
       herdr: HERDR_MIN_VERSION,
       kitty: KITTY_MIN_VERSION,
       cmux: CMUX_MIN_VERSION,
+      wezterm: WEZTERM_MIN_VERSION,
+      provider: PROVIDER_PROTOCOL_VERSION,
     },
   );
 });

@@ -173,7 +173,8 @@ export const doctorCommand: Command = {
         status: bdeps.identity.backend ? "pass" : "warn",
         detail: `multiplexer layers: ${layers}`,
         ...(bdeps.identity.backend ? {} : {
-          hint: "Run inside tmux, zellij, herdr, kitty or cmux, or set backend and its target",
+          hint:
+            "Run inside tmux, zellij, herdr, kitty, cmux or WezTerm, or set backend and its target",
         }),
       });
       const selection = await selectBackend(bdeps, deps.backends, deps.signal);

@@ -1,0 +1,273 @@
+/**
+ * The provider backend against providers that misbehave: a real provider process
+ * (`tests/fakes/bin/pane-provider`) that prints non-JSON, answers with the wrong id, never
+ * answers, exits mid-call, names a pane its list never shows or sends a huge line. Each must be
+ * a bounded, logged error; the provider is restarted; no pane is opened twice; nothing is left
+ * running. No wall-clock bound is asserted: waits are conditions.
+ */
+
+import assert from "node:assert/strict";
+import { createProviderBackend } from "../../backends/provider/mod.ts";
+import type { Backend } from "../../lib/backend.ts";
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { isMuxError, toMuxError } from "../../lib/sys/errors.ts";
+import { createLogger } from "../../lib/sys/log.ts";
+import { createProcesses } from "../../lib/sys/processes.ts";
+import { isPending, resolveLostSpawn, spawnRecorded } from "../../lib/session/lost_spawns.ts";
+import { createMemoryStore } from "../fakes/memory_store.ts";
+import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { until } from "../helpers/until.ts";
+import { FAKE_PROVIDER, openerWith, providerDeps } from "./provider_fixture.ts";
+
+const clock = createRealClock();
+const processes = createProcesses();
+
+interface FakeState {
+  panes: Array<{ id: string; pid: number; token?: string }>;
+  calls: string[];
+  starts: number;
+  pids: number[];
+}
+
+/** A fake provider with `fault`, a backend on it and what it logged. */
+async function fakeProvider(fault: string, flags: Record<string, unknown> = {}) {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-provider-" });
+  const statePath = `${dir}/state.json`;
+  const logs: string[] = [];
+  const backend = createProviderBackend(
+    providerDeps(
+      [FAKE_PROVIDER],
+      { command_timeout_ms: 3000, ...flags },
+      createLogger("debug", (l) => logs.push(l)),
+    ),
+    {
+      open: openerWith({
+        FAKE_PROVIDER_STATE: statePath,
+        FAKE_PROVIDER_FAULT: fault,
+        // The fake is a Deno script: the Deno running the tests first on PATH.
+        PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? ""}`,
+      }),
+      backoffMs: 20,
+      maxBackoffMs: 200,
+    },
+  );
+  const state = (): FakeState => JSON.parse(Deno.readTextFileSync(statePath));
+  return {
+    dir,
+    backend,
+    logs,
+    state,
+    async close() {
+      await backend.dispose?.();
+      let pids: number[] = [];
+      try {
+        pids = state().pids;
+      } catch { /* never started */ }
+      await until("every provider process is gone", () => pids.every((p) => !processes.alive(p)));
+      try {
+        for (const p of state().panes) {
+          try {
+            Deno.kill(-p.pid, "SIGKILL");
+          } catch { /* gone */ }
+        }
+      } catch { /* no state */ }
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Runs `op` until it stops failing for want of a provider (a slow start under load). */
+async function eventually<T>(op: () => Promise<T>): Promise<T> {
+  let last: unknown;
+  const ok = await waitFor(clock, async () => {
+    try {
+      last = await op();
+      return true;
+    } catch (err) {
+      if (!isMuxError(err, "timed_out", "backend_unreachable", "command_failed")) throw err;
+      last = err;
+      return false;
+    }
+  }, { deadline: clock.now() + 30_000, maxIntervalMs: 200 });
+  if (!ok) throw last;
+  return last as T;
+}
+
+const FAULTS = [
+  {
+    fault: "garbage",
+    code: "unparseable_output",
+    restarts: true,
+    what: "prints a line that is not JSON",
+  },
+  {
+    fault: "wrong-id",
+    code: "unparseable_output",
+    restarts: true,
+    what: "answers with the wrong id",
+  },
+  { fault: "huge", code: "unparseable_output", restarts: true, what: "sends a 2 MiB line" },
+  { fault: "exit", code: "command_failed", restarts: true, what: "exits mid-call" },
+  { fault: "hang", code: "timed_out", restarts: true, what: "never answers" },
+  {
+    fault: "ghost",
+    code: "unparseable_output",
+    restarts: false,
+    what: "names a pane its list never shows",
+  },
+] as const;
+
+for (const { fault, code, restarts, what } of FAULTS) {
+  Deno.test(`provider backend: a provider that ${what} fails the spawn with ${code}, logged; the pane it made is closed by its token, opened once, and nothing is left running`, async () => {
+    const f = await fakeProvider(fault);
+    try {
+      await eventually(() => f.backend.probe());
+      const progDir = await Deno.makeTempDir({ dir: f.dir });
+      const standIn = await writeStandIn(progDir);
+      const store = createMemoryStore();
+      const deps = { store, clock, processes, graceMs: 300, log: createLogger("error", () => {}) };
+      const sessionId = "ses_providerFault";
+      const result = await spawnRecorded(
+        f.backend,
+        {
+          sessionId,
+          title: "fault",
+          argv: [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId],
+          cwd: progDir,
+          env: {},
+          owner: "4242:1",
+        },
+        { sessionId, title: "fault", openedAt: "2026-01-01T00:00:00Z", owner: "4242:1" },
+        deps,
+      );
+      assert.equal(result.ok, false);
+      assert.ok(!result.ok);
+      assert.equal(toMuxError(result.error).code, code, toMuxError(result.error).message);
+      // The lost spawn is resolved as the bridge does: at once, or on a later look.
+      await waitFor(clock, async () => {
+        const record = [...store.records.values()].find(isPending);
+        if (record) await resolveLostSpawn(f.backend, record, deps, false);
+        return store.records.size === 0;
+      }, { deadline: clock.now() + 30_000, maxIntervalMs: 200 });
+      assert.equal(store.records.size, 0, "no record is left");
+      const launch = (await recordedLaunches(progDir))[0];
+      assert.ok(launch, "the pane's program ran");
+      await until("the pane's program is gone", () => !processes.alive(launch.pid));
+      const state = f.state();
+      assert.equal(state.calls.filter((c) => c === "spawn").length, 1, "the spawn was sent once");
+      assert.ok(
+        !(await f.backend.findSpawned(result.pending.token)).length,
+        "no pane carries the token",
+      );
+      assert.equal(state.starts > 1, restarts, `provider starts: ${state.starts}`);
+      assert.ok(
+        f.logs.some((l) => / (warn|error): provider /.test(l)),
+        `the failure is logged:\n${f.logs.join("")}`,
+      );
+    } finally {
+      await f.close();
+    }
+  });
+}
+
+Deno.test("provider backend: dispose() stops the provider and nothing it ran is left", async () => {
+  const f = await fakeProvider("");
+  try {
+    await eventually(() => f.backend.probe());
+    const progDir = await Deno.makeTempDir({ dir: f.dir });
+    const { paneId } = await f.backend.spawn({
+      sessionId: "ses_providerDispose",
+      title: "t",
+      argv: [await writeStandIn(progDir)],
+      cwd: progDir,
+      env: {},
+      owner: "cli",
+    });
+    const pane = f.state().panes.find((p) => p.id === paneId)!;
+    await f.backend.kill(paneId);
+    await until("the pane's program is gone", () => !processes.alive(pane.pid));
+    await f.backend.dispose?.();
+    const [pid] = f.state().pids;
+    await until("the provider is gone", () => !processes.alive(pid));
+    // A later call starts it again; the pane stays gone.
+    await assert.rejects(f.backend.kill(paneId), (e) => isMuxError(e, "pane_not_found"));
+    assert.equal(f.state().starts, 2);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("provider backend: a notification from the provider is ignored, no violation", async () => {
+  const f = await fakeProvider("notify:list");
+  try {
+    await eventually(() => f.backend.probe());
+    assert.deepEqual(await f.backend.inspect("p99"), null);
+    assert.ok(f.logs.some((l) => l.includes("notification paneExited ignored")), f.logs.join(""));
+    assert.equal(f.state().starts, 1, "a notification is no violation");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("provider backend: a provider that fails at start is retried with a capped backoff; a call that cannot wait for it fails at once with backend_unreachable", async () => {
+  const f = await fakeProvider("start-fail", { command_timeout_ms: 100 });
+  try {
+    const codes: string[] = [];
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      try {
+        await f.backend.probe();
+      } catch (err) {
+        const e = toMuxError(err);
+        codes.push(e.code);
+        const m = /restarts in (\d+) ms/.exec(e.message);
+        if (m) delays.push(Number(m[1]));
+      }
+    }
+    assert.equal(codes.length, 8, "every probe failed");
+    assert.ok(
+      codes.every((c) => ["command_failed", "backend_unreachable", "timed_out"].includes(c)),
+      codes.join(),
+    );
+    assert.ok(codes.includes("backend_unreachable"), codes.join());
+    assert.ok(delays.every((d) => d <= 200), `capped: ${delays.join()}`);
+    assert.ok(f.state().starts < 8, `not restarted on every call: ${f.state().starts}`);
+    assert.ok(
+      f.logs.some((l) => l.includes("exited 1: fake provider: failing at start")),
+      f.logs.join(""),
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("provider backend: a provider speaking another protocol version is unsupported_version", async () => {
+  const f = await fakeProvider("old-protocol");
+  try {
+    await assert.rejects(f.backend.probe(), (e) => isMuxError(e, "unsupported_version"));
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("provider backend: a provider command that does not exist is binary_not_found, naming provider.command", async () => {
+  const backend = createProviderBackend(providerDeps(["/nonexistent/muxbridge-provider"]));
+  try {
+    await assert.rejects(
+      backend.probe(),
+      (e) => isMuxError(e, "binary_not_found") && /provider\.command/.test(e.hint ?? ""),
+    );
+  } finally {
+    await backend.dispose?.();
+  }
+});
+
+Deno.test("provider backend: without provider.command the backend is invalid_config", async () => {
+  const backend: Backend = createProviderBackend({
+    ...providerDeps(["x"]),
+    config: { ...providerDeps(["x"]).config, provider: {} },
+  });
+  await assert.rejects(backend.probe(), (e) => isMuxError(e, "invalid_config"));
+  const checks = await backend.doctor();
+  assert.equal(checks[0].status, "fail");
+});

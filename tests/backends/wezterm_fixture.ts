@@ -1,0 +1,171 @@
+/**
+ * A fake WezTerm for tests: a state file for `tests/fakes/bin/wezterm` with one window, one tab
+ * and the pane muxbridge "runs in" (pane 0, focused in the GUI), the environment a WezTerm pane
+ * has (`WEZTERM_PANE`, `WEZTERM_UNIX_SOCKET`), a runner that adds it to every call, and the
+ * fake's argv log. `close()` kills whatever the fake started and removes the directory.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BackendDeps } from "../../lib/backend.ts";
+import { createRealClock } from "../../lib/sys/clock.ts";
+import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import { createRunner, type Runner } from "../../lib/sys/exec.ts";
+import { detectIdentity } from "../../lib/identity.ts";
+import { type Logger, silentLogger } from "../../lib/sys/log.ts";
+import { parseArgvLog } from "./_fake_cli_files.ts";
+
+/** The fake CLI. */
+export const FAKE_WEZTERM = fileURLToPath(new URL("../fakes/bin/wezterm", import.meta.url));
+
+/** A pane in the fake's state. */
+export interface FakePane {
+  id: number;
+  window: number;
+  tab: number;
+  title: string;
+  cwd: string;
+  rows: number;
+  cols: number;
+  left: number;
+  top: number;
+  tty: string | null;
+  pid?: number;
+  start?: string;
+  argv?: string[];
+  pasted?: string[];
+}
+
+/** The fake's state file (see the fake's header). */
+export interface FakeWeztermState {
+  version: string;
+  socket: string;
+  setEnv: Record<string, string>;
+  nextPane: number;
+  nextTab: number;
+  windows: Array<{ id: number; workspace: string; title: string; activeTab: number }>;
+  tabs: Array<{ id: number; window: number; title: string; active: number }>;
+  panes: FakePane[];
+  guiWindow: number | null;
+  started: number[];
+}
+
+/** A fake WezTerm. */
+export interface FakeWezterm {
+  /** A scratch directory inside the fixture's (removed by `close()`). */
+  dir: string;
+  /** The socket the fake answers on (`WEZTERM_UNIX_SOCKET`). */
+  socket: string;
+  /** The environment of a process in pane 0 (and the fake's own variables). */
+  env: Record<string, string>;
+  /** The real runner with {@linkcode FakeWezterm.env} added. */
+  runner: Runner;
+  /** Reads the state. */
+  read(): FakeWeztermState;
+  /** Changes the state (between backend calls only). */
+  update(fn: (s: FakeWeztermState) => void): void;
+  /** Every argv the fake received, without the binary. */
+  calls(): string[][];
+  /** Backend deps pointed at the fake (`wezterm.bin` = the fake; identity from its env). */
+  deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps;
+  /** Kills every program the fake started and removes the directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a fake WezTerm.
+ *
+ * @param init Changes to the initial state (version, more tabs, …).
+ * @returns The fake; always `await fake.close()`.
+ */
+export async function startFakeWezterm(
+  init: (s: FakeWeztermState) => void = () => {},
+): Promise<FakeWezterm> {
+  const base = await Deno.makeTempDir({ prefix: "muxbridge-wezterm-" });
+  const dir = `${base}/work`;
+  await Deno.mkdir(dir);
+  const statePath = `${base}/state.json`;
+  const logPath = `${base}/argv.log`;
+  const socket = `${base}/gui-sock-4242`;
+  const state: FakeWeztermState = {
+    version: "20240203-110809-5046fc22",
+    socket,
+    setEnv: {},
+    nextPane: 1,
+    nextTab: 1,
+    windows: [{ id: 0, workspace: "default", title: "wezterm", activeTab: 0 }],
+    tabs: [{ id: 0, window: 0, title: "", active: 0 }],
+    panes: [{
+      id: 0,
+      window: 0,
+      tab: 0,
+      title: "opencode",
+      cwd: dir,
+      rows: 50,
+      cols: 200,
+      left: 0,
+      top: 0,
+      tty: "/dev/pts/9",
+    }],
+    guiWindow: 0,
+    started: [],
+  };
+  init(state);
+  await Deno.writeTextFile(statePath, JSON.stringify(state));
+  await Deno.writeTextFile(logPath, "");
+  const env: Record<string, string> = {
+    FAKE_WEZTERM_STATE: statePath,
+    FAKE_WEZTERM_LOG: logPath,
+    // The fake is a Deno script: the Deno running the tests first on PATH.
+    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    WEZTERM_UNIX_SOCKET: socket,
+    WEZTERM_PANE: "0",
+  };
+  const real = createRunner();
+  const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
+  const read = () => JSON.parse(Deno.readTextFileSync(statePath)) as FakeWeztermState;
+  return {
+    dir,
+    socket,
+    env,
+    runner,
+    read,
+    update(fn) {
+      const s = read();
+      fn(s);
+      Deno.writeTextFileSync(statePath, JSON.stringify(s));
+    },
+    calls: () => parseArgvLog(Deno.readTextFileSync(logPath)),
+    deps(flags = {}, log = silentLogger, run = runner) {
+      const lookup = (name: string) => env[name];
+      return {
+        run,
+        env: lookup,
+        clock: createRealClock(),
+        config: resolveConfig({
+          env: lookup,
+          flags: {
+            backend: "wezterm",
+            command_timeout_ms: 10_000,
+            ...flags,
+            wezterm: { bin: FAKE_WEZTERM, ...(flags.wezterm as object | undefined) },
+          },
+        }),
+        identity: detectIdentity(lookup),
+        log,
+      };
+    },
+    async close() {
+      try {
+        for (const pid of read().started) {
+          try {
+            Deno.kill(-pid, "SIGKILL");
+          } catch { /* gone */ }
+        }
+      } catch { /* no state */ }
+      await Deno.remove(base, { recursive: true }).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * A private GNU screen session for tests: its own `SCREENDIR` (mode 0700) and `HOME`, a unique
+ * session name, one window running `sleep` (the user's). `close()` always ends the session
+ * (`-X quit`), ends every program a provider recorded a pid for, and removes the directories.
+ *
+ * @module
+ */
+
+import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { createRunner, type RunResult } from "../../lib/sys/exec.ts";
+
+/** A running private screen session. */
+export interface ScreenSession {
+  /** The session name (for `screen -S`). */
+  name: string;
+  /** A scratch directory removed by `close()`. */
+  dir: string;
+  /** A private directory for the provider's state (`--state-dir`). */
+  stateDir: string;
+  /** The variables every screen call (and the provider) needs: `HOME`, `SCREENDIR`. */
+  env: Readonly<Record<string, string>>;
+  /** Runs `screen -S <name> …args`; resolves for any exit code. */
+  run(args: readonly string[]): Promise<RunResult>;
+  /** The numbers of the session's windows. */
+  windows(): Promise<string[]>;
+  /** Ends the session and everything recorded in the state directory; removes the directories. */
+  close(): Promise<void>;
+}
+
+const run = createRunner();
+const clock = createRealClock();
+
+/**
+ * Starts a detached screen session with one window.
+ *
+ * @returns The session; always `await session.close()`.
+ */
+export async function startScreenSession(): Promise<ScreenSession> {
+  const base = await Deno.makeTempDir({ prefix: "muxbridge-screen-" });
+  const home = `${base}/home`;
+  const screendir = `${base}/sd`;
+  const dir = `${base}/work`;
+  const stateDir = `${base}/state`;
+  for (const d of [home, screendir, dir]) await Deno.mkdir(d, { mode: 0o700 });
+  await Deno.chmod(screendir, 0o700);
+  const name = `mbx${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const env = { HOME: home, SCREENDIR: screendir, STY: "", WINDOW: "" };
+  const screen = (args: readonly string[]) =>
+    run(["screen", "-S", name, ...args], { timeoutMs: 10_000, env });
+  const windows = async () => {
+    const r = await screen(["-Q", "windows", "%n "]);
+    return r.code === 0 ? r.stdout.trim().split(/\s+/).filter((w) => w !== "") : [];
+  };
+  const close = async () => {
+    await screen(["-X", "quit"]).catch(() => {});
+    try {
+      for await (const e of Deno.readDir(stateDir)) {
+        if (!e.name.endsWith(".pid")) continue;
+        const pid = Number(await Deno.readTextFile(`${stateDir}/${e.name}`));
+        try {
+          Deno.kill(-pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+    } catch { /* no state */ }
+    await Deno.remove(base, { recursive: true }).catch(() => {});
+  };
+  try {
+    const started = await run(["screen", "-S", name, "-dm", "sh", "-c", "exec sleep 100000"], {
+      timeoutMs: 10_000,
+      env,
+    });
+    if (started.code !== 0) throw new Error(`screen -dm exited ${started.code}: ${started.stdout}`);
+    const up = await waitFor(clock, async () => (await windows()).length > 0, {
+      deadline: clock.now() + 10_000,
+    });
+    if (!up) throw new Error(`screen session ${name} did not come up`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { name, dir, stateDir, env, run: screen, windows, close };
+}
