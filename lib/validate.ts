@@ -24,6 +24,39 @@ export const MAX_DIRECTORY = 4096;
 /** The contract's session id: `ses_` and 1–128 letters or digits. */
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
+declare const checked: unique symbol;
+
+/**
+ * A session id checked once, where it entered (a protocol line, a CLI flag, a pane record):
+ * code that receives one never checks it again. Made only by {@linkcode validateSessionId} and
+ * {@linkcode isSessionId}.
+ */
+export type SessionId = string & { readonly [checked]: "SessionId" };
+
+/**
+ * A pane id checked once, where it entered (a multiplexer's answer, a CLI argument, a pane
+ * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and a
+ * backend's own parser, which checks its form).
+ */
+export type PaneId = string & { readonly [checked]: "PaneId" };
+
+/**
+ * Tells whether text is a session id, narrowing it to {@linkcode SessionId}.
+ *
+ * @param text Any text.
+ * @returns Whether it is `ses_` and 1–128 letters or digits.
+ *
+ * @example
+ * ```ts
+ * import { isSessionId } from "./validate.ts";
+ * isSessionId("ses_abc123"); // true
+ * isSessionId("ses_a b"); // false
+ * ```
+ */
+export function isSessionId(text: string): text is SessionId {
+  return SESSION_ID.test(text);
+}
+
 /**
  * Tells whether a string holds a control, format, line-separator character or lone surrogate.
  *
@@ -47,8 +80,8 @@ export function hasUnsafeChars(text: string): boolean {
  * validateSessionId("ses_abc123");
  * ```
  */
-export function validateSessionId(id: string): string {
-  if (!SESSION_ID.test(id)) {
+export function validateSessionId(id: string): SessionId {
+  if (!isSessionId(id)) {
     throw new MuxError(
       "invalid_argument",
       `Cannot use session id ${JSON.stringify(cutForMessage(id))}`,
@@ -109,7 +142,7 @@ const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
  * validatePaneId("w1:p3");
  * ```
  */
-export function validatePaneId(value: string): string {
+export function validatePaneId(value: string): PaneId {
   validateTarget("pane id", value);
   if (!PANE_ID_CHARS.test(value)) {
     throw new MuxError(
@@ -118,7 +151,7 @@ export function validatePaneId(value: string): string {
       { hint: 'A pane id has only letters, digits and "%_:.-", such as %3, 3 or w1:p3' },
     );
   }
-  return value;
+  return value as PaneId;
 }
 
 /**
