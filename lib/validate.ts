@@ -24,7 +24,11 @@ export const MAX_DIRECTORY = 4096;
 /** The contract's session id: `ses_` and 1–128 letters or digits. */
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
-declare const checked: unique symbol;
+/**
+ * The brand of a checked id: a type-only symbol (nothing of it exists at run time), so no value
+ * gets the brand without going through a check.
+ */
+export declare const checked: unique symbol;
 
 /**
  * A session id checked once, where it entered (a protocol line, a CLI flag, a pane record):
@@ -126,6 +130,27 @@ export function validateTarget(kind: string, value: string): string {
 /** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
  * `w1:p3`, cmux surface UUIDs). */
 const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
+
+/**
+ * Tells whether text can be a pane id, narrowing it to {@linkcode PaneId}: a safe target (not
+ * empty, no leading "-", at most {@linkcode MAX_TARGET} long, no control or format characters),
+ * as a pane record's id and any backend's id are. {@linkcode validatePaneId} checks an id typed
+ * on the command line more strictly.
+ *
+ * @param text Any text.
+ * @returns Whether it is a safe pane id.
+ *
+ * @example
+ * ```ts
+ * import { isPaneId } from "./validate.ts";
+ * isPaneId("%3"); // true
+ * isPaneId("-t"); // false
+ * ```
+ */
+export function isPaneId(text: string): text is PaneId {
+  return text.length > 0 && text.length <= MAX_TARGET && !text.startsWith("-") &&
+    !UNSAFE.test(text);
+}
 
 /**
  * Checks a pane id given on the command line before anything is probed: a safe target
