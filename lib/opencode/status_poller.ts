@@ -1,8 +1,8 @@
 /**
  * Status polling: while sessions are tracked, `GET /session/status` every `poll_interval_ms`
- * (one request per project directory: the status map is per instance, research
- * `opencode-peer.md` §4) and report every tracked session as busy, idle or absent. Polls never
- * overlap; with nothing tracked no timer is armed and nothing is sent.
+ * (one request per project directory: the status map is per instance, `docs/opencode.md`) and
+ * report every tracked session as busy, idle or absent. Polls never overlap; with nothing
+ * tracked no timer is armed and nothing is sent.
  *
  * A server that does not answer (or answers 401) produces no observations, so no decision is
  * made from it; polling backs off (doubling, capped) and says so once, and once again when the
@@ -53,8 +53,22 @@ export interface StatusPollerDeps<Id extends string = string> {
  * Polls the server's status map while sessions are tracked.
  *
  * @example
- * ```ts ignore
- * const poller = new StatusPoller({ clock, log, intervalMs: 2000, active, targets, client, observe });
+ * ```ts
+ * import { createRealClock } from "../sys/clock.ts";
+ * import { silentLogger } from "../sys/log.ts";
+ * import { createOpencodeClient } from "./client.ts";
+ * import { StatusPoller } from "./status_poller.ts";
+ * const clock = createRealClock();
+ * const client = createOpencodeClient({ url: "http://127.0.0.1:4096", fetch, clock });
+ * const poller = new StatusPoller({
+ *   clock,
+ *   log: silentLogger,
+ *   intervalMs: 2000,
+ *   active: () => true,
+ *   targets: () => [{ sessionId: "ses_child", directory: "/work/project" }],
+ *   client: () => client,
+ *   observe: (sessionId, status) => console.log(sessionId, status),
+ * });
  * poller.update(); // after every change to what is tracked
  * poller.stop(); // at shutdown
  * ```

@@ -101,7 +101,7 @@ async function sessionVerdict(
   const auth = credentialsFor(record.server, deps.grant);
   const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
-  // The status map and the lookup are per project directory (docs/opencode.md, "The server API").
+  // The status map and the lookup are per project directory (docs/opencode.md).
   const call = record.directory ? { directory: record.directory } : {};
   try {
     const session = await client.session(record.sessionId, call);

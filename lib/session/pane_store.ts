@@ -161,9 +161,17 @@ function fileName(backend: string, paneId: string): string {
  *   writable by others, or cannot be created; the message names the path and the fix.
  *
  * @example
- * ```ts ignore
- * const store = createPaneStore("/tmp/state");
- * store.put({ sessionId: "ses_1", paneId: "%3", backend: "tmux", title: "t", openedAt: new Date().toISOString(), owner: "cli" });
+ * ```ts
+ * import { createPaneStore } from "./pane_store.ts";
+ * const store = createPaneStore("/tmp/muxbridge-example-state");
+ * store.put({
+ *   sessionId: "ses_1",
+ *   paneId: "%3",
+ *   backend: "tmux",
+ *   title: "t",
+ *   openedAt: new Date().toISOString(),
+ *   owner: "cli",
+ * });
  * store.list().records.length; // 1
  * ```
  */
