@@ -233,7 +233,7 @@ export type Inbound =
     skip?: { sessionID: string; hint: string };
   };
 
-const invalid = (message: string): Inbound => ({
+const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> => ({
   kind: "invalid",
   code: "invalid_message",
   message,
@@ -252,12 +252,9 @@ function sessionId(id: string, skipped: boolean): SessionId | Inbound {
     return validateSessionId(id);
   } catch (err) {
     const { message, hint } = toMuxError(err);
-    return {
-      kind: "invalid",
-      code: "invalid_message",
-      message,
-      ...(skipped ? { skip: { sessionID: id, hint: hint ?? message } } : {}),
-    };
+    return skipped
+      ? { ...invalid(message), skip: { sessionID: id, hint: hint ?? message } }
+      : invalid(message);
   }
 }
 
