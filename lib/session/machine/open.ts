@@ -42,25 +42,7 @@ export function open(s: StateOf<"open">, e: MachineEvent, x: Step): Transition {
     case "timer":
       return s.idleSince !== null && !s.rechecking ? idleDue(x, s) : keep(x);
     case "recheck":
-      if (!s.rechecking) return keep(x);
-      switch (e.status) {
-        case "busy":
-          return {
-            record: {
-              ...x.record,
-              activity: "busy",
-              activityAt: x.now,
-              state: { ...s, idleSince: null, rechecking: false },
-            },
-            effects: [],
-          };
-        case "deleted":
-          // `GET /session/:id` said 404: the session is gone, as if session.deleted came.
-          return startClose(x, s.paneId, "deleted", "delete");
-        default:
-          // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
-          return startClose(x, s.paneId, "idle", "dormant");
-      }
+      return s.rechecking ? rechecked(s, e, x) : keep(x);
     case "gone":
       if (e.paneId !== s.paneId) return keep(x);
       // Its program (the OpenCode TUI ignores SIGHUP) may have outlived the pane.
@@ -77,5 +59,37 @@ export function open(s: StateOf<"open">, e: MachineEvent, x: Step): Transition {
       return e.closePanes ? startClose(x, s.paneId, "shutdown", "exit") : keep(x);
     default:
       return keep(x);
+  }
+}
+
+/** The status read that confirms an idle close answered. */
+function rechecked(
+  s: StateOf<"open">,
+  e: Extract<MachineEvent, { type: "recheck" }>,
+  x: Step,
+): Transition {
+  switch (e.status) {
+    case "busy":
+      return {
+        record: {
+          ...x.record,
+          activity: "busy",
+          activityAt: x.now,
+          state: { ...s, idleSince: null, rechecking: false },
+        },
+        effects: [],
+      };
+    case "deleted":
+      // `GET /session/:id` said 404: the session is gone, as if session.deleted came.
+      return startClose(x, s.paneId, "deleted", "delete");
+    case "idle":
+    case "absent":
+    case "unknown":
+      // Idle, absent after an idle signal, or the server cannot tell: the idle signal stands.
+      return startClose(x, s.paneId, "idle", "dormant");
+    default: {
+      const never: never = e.status;
+      throw new TypeError(`Unknown recheck status ${JSON.stringify(never)}`);
+    }
   }
 }
