@@ -9,6 +9,7 @@
 import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
+import { describeIssues, problemOf } from "./describe_issues.ts";
 import { refuseHelloKeys } from "./hello_forbidden.ts";
 import type { EnvLookup } from "./identity.ts";
 
@@ -169,6 +170,12 @@ export const ConfigSchema = z.strictObject({
     "The program each pane runs (`<bin> attach …`)",
   ),
   close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
+  close_retry_delay_ms: z.number().int().min(0).max(60_000).optional().describe(
+    "The pause before a failed close is tried again; it doubles per retry (two retries). Default: close_grace_ms, at least 100",
+  ),
+  survivor_grace_ms: z.number().int().min(0).max(60_000).optional().describe(
+    "The most a pane program that outlived its pane gets between SIGTERM and SIGKILL (at least 100 ms). Default: close_grace_ms",
+  ),
   idle_close_delay_ms: ms(
     3000,
     3_600_000,
@@ -206,12 +213,17 @@ export const ConfigSchema = z.strictObject({
   provider: ProviderConfigSchema,
 }).describe("muxbridge configuration");
 
+/** Keys whose default is derived from another key once the layers are merged. */
+type DerivedKey = "close_retry_delay_ms" | "survivor_grace_ms";
+
 /**
- * The resolved configuration, every default applied.
+ * The resolved configuration, every default applied (derived ones too).
  *
  * @internal
  */
-export type Config = z.output<typeof ConfigSchema>;
+export type Config =
+  & Omit<z.output<typeof ConfigSchema>, DerivedKey>
+  & { readonly [K in DerivedKey]: number };
 
 /** A partial configuration as one layer gives it. */
 export type ConfigLayer = Record<string, unknown>;
@@ -273,42 +285,6 @@ export interface ConfigSources {
   hello?: unknown;
   /** Receives a warning for each removed key a layer still names ({@linkcode REMOVED_KEYS}). */
   warn?: (message: string) => void;
-}
-
-/**
- * Formats zod issues as one line that names each bad key.
- *
- * @param issues Zod issues.
- * @returns `key "a.b": message; …`.
- * @internal
- */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues.map((issue) => {
-    const path = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      const keys = issue.keys.map((k) => JSON.stringify(path ? `${path}.${k}` : k)).join(", ");
-      return `unknown key ${keys}`;
-    }
-    return `key ${JSON.stringify(path || "(root)")}: ${problemOf(issue)}`;
-  }).join("; ");
-}
-
-/** What is wrong with a value, in muxbridge's words rather than the schema library's. */
-function problemOf(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case "invalid_value":
-      return `choose one of ${issue.values.map(String).join(", ")}`;
-    case "invalid_type":
-      return `expected ${issue.expected}`;
-    case "too_big":
-      return `the most is ${issue.maximum}`;
-    case "too_small":
-      return issue.origin === "string" && Number(issue.minimum) === 1
-        ? "it is empty"
-        : `the least is ${issue.minimum}`;
-    default:
-      return issue.message;
-  }
 }
 
 function checkLayer(
@@ -414,7 +390,13 @@ export function resolveConfig(sources: ConfigSources): Config {
     refuseHelloKeys(sources.hello);
     layers.push(checkLayer("bridge.hello", sources.hello, warn));
   }
-  return ConfigSchema.parse(mergeLayers(...layers));
+  const config = ConfigSchema.parse(mergeLayers(...layers));
+  // Defaults that follow close_grace_ms, as the one grace did before it had three meanings.
+  return {
+    ...config,
+    close_retry_delay_ms: config.close_retry_delay_ms ?? Math.max(100, config.close_grace_ms),
+    survivor_grace_ms: config.survivor_grace_ms ?? config.close_grace_ms,
+  };
 }
 
 /**

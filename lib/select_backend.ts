@@ -9,7 +9,9 @@
 import type { Backend, BackendDeps, BackendFactory, ProbeResult } from "./backend.ts";
 import { toMuxError } from "./sys/errors.ts";
 import type { BackendName } from "./identity.ts";
-import type { SkipReason } from "./bridge/protocol.ts";
+
+/** Why there is no backend, as a child's `pane.skipped` reason. */
+export type NoBackendReason = "no_backend" | "unsupported_version" | "backend_unreachable";
 
 /** The outcome of {@linkcode selectBackend}. */
 export type Selection =
@@ -17,7 +19,7 @@ export type Selection =
   | {
     ok: false;
     name: BackendName | null;
-    reason: SkipReason;
+    reason: NoBackendReason;
     message: string;
     hint: string;
     code: string;
@@ -66,9 +68,8 @@ export async function selectBackend(
     return { ok: true, backend, probe: await backend.probe(signal) };
   } catch (err) {
     const e = toMuxError(err);
-    const reason: SkipReason = e.code === "unsupported_version" || e.code === "backend_unreachable"
-      ? e.code
-      : "no_backend";
+    const reason: NoBackendReason =
+      e.code === "unsupported_version" || e.code === "backend_unreachable" ? e.code : "no_backend";
     return {
       ok: false,
       name,

@@ -25,18 +25,24 @@ export const MAX_DIRECTORY = 4096;
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
 /**
+ * The brand of a checked id: a type-only symbol (nothing of it exists at run time), so no value
+ * gets the brand without going through a check.
+ */
+export declare const checked: unique symbol;
+
+/**
  * A session id checked once, where it entered (a protocol line, a CLI flag, a pane record):
  * code that receives one never checks it again. Made only by {@linkcode validateSessionId} and
  * {@linkcode isSessionId}.
  */
-export type SessionId = string & { readonly __checked: "SessionId" };
+export type SessionId = string & { readonly [checked]: "SessionId" };
 
 /**
  * A pane id checked once, where it entered (a multiplexer's answer, a CLI argument, a pane
  * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and a
  * backend's own parser, which checks its form).
  */
-export type PaneId = string & { readonly __checked: "PaneId" };
+export type PaneId = string & { readonly [checked]: "PaneId" };
 
 /**
  * Tells whether text is a session id, narrowing it to {@linkcode SessionId}.
@@ -124,6 +130,27 @@ export function validateTarget(kind: string, value: string): string {
 /** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
  * `w1:p3`, cmux surface UUIDs). */
 const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
+
+/**
+ * Tells whether text can be a pane id, narrowing it to {@linkcode PaneId}: a safe target (not
+ * empty, no leading "-", at most {@linkcode MAX_TARGET} long, no control or format characters),
+ * as a pane record's id and any backend's id are. {@linkcode validatePaneId} checks an id typed
+ * on the command line more strictly.
+ *
+ * @param text Any text.
+ * @returns Whether it is a safe pane id.
+ *
+ * @example
+ * ```ts
+ * import { isPaneId } from "./validate.ts";
+ * isPaneId("%3"); // true
+ * isPaneId("-t"); // false
+ * ```
+ */
+export function isPaneId(text: string): text is PaneId {
+  return text.length > 0 && text.length <= MAX_TARGET && !text.startsWith("-") &&
+    !UNSAFE.test(text);
+}
 
 /**
  * Checks a pane id given on the command line before anything is probed: a safe target
