@@ -107,7 +107,7 @@ async function sessionVerdict(
     const session = await client.session(record.sessionId, call);
     if (session === null) return { close: true, reason: "session deleted" };
     const status = (await client.statusMap(call)).get(record.sessionId);
-    return status === "busy"
+    return status?.status === "busy"
       ? {
         close: false,
         reason: "session busy",
