@@ -33,10 +33,13 @@ export interface ScanOptions {
   uid?: number;
   /** Pids never reported (the runner itself). @default [] */
   exclude?: readonly number[];
+  /** The variable that carries the tag. @default RUN_TAG_VAR */
+  variable?: string;
 }
 
 /**
- * Lists this user's processes whose environment holds `RUN_TAG_VAR=<tag>` exactly.
+ * Lists this user's processes whose environment holds `RUN_TAG_VAR=<tag>` exactly (or another
+ * variable's, `options.variable`).
  *
  * @param tag The run's tag.
  * @param options The proc root, the user, pids to leave out.
@@ -62,20 +65,25 @@ export function taggedProcesses(tag: string, options: ScanOptions = {}): TaggedP
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
-    if (exclude.has(pid) || !carries(proc, pid, tag, uid)) continue;
+    if (exclude.has(pid) || !carries(proc, pid, entry(tag, options), uid)) continue;
     found.push({ pid, argv: nulList(`${proc}/${pid}/cmdline`), cwd: link(`${proc}/${pid}/cwd`) });
   }
   return found.sort((a, b) => a.pid - b.pid);
 }
 
-/** Whether `<proc>/<pid>` is `uid`'s and its environment holds the tag. */
-function carries(proc: string, pid: number, tag: string, uid: number | null): boolean {
+/** The environment entry that tags: `<variable>=<tag>`. */
+function entry(tag: string, options: ScanOptions): string {
+  return `${options.variable ?? RUN_TAG_VAR}=${tag}`;
+}
+
+/** Whether `<proc>/<pid>` is `uid`'s and its environment holds `tagEntry`. */
+function carries(proc: string, pid: number, tagEntry: string, uid: number | null): boolean {
   try {
     if (uid !== null && statSync(`${proc}/${pid}`).uid !== uid) return false;
   } catch {
     return false; // gone
   }
-  return nulList(`${proc}/${pid}/environ`).includes(`${RUN_TAG_VAR}=${tag}`);
+  return nulList(`${proc}/${pid}/environ`).includes(tagEntry);
 }
 
 /** A NUL-separated proc file as a list; empty when unreadable (gone, zombie, not ours). */
@@ -129,7 +137,8 @@ export async function stopTagged(
   const kill = options.kill ?? ((pid, signal) => Deno.kill(pid, signal));
   const uid = options.uid ?? Deno.uid();
   const proc = options.proc ?? "/proc";
-  const live = () => pids.filter((pid) => carries(proc, pid, tag, uid));
+  const tagEntry = entry(tag, options);
+  const live = () => pids.filter((pid) => carries(proc, pid, tagEntry, uid));
   const signal = (sig: "SIGTERM" | "SIGKILL") => {
     for (const pid of live()) {
       try {
