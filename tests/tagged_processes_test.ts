@@ -152,19 +152,3 @@ Deno.test("scripts/run_tests.ts fails a run whose test leaves a process running,
     Deno.removeSync(dir, { recursive: true });
   }
 });
-
-Deno.test("every test file that clears a child's environment hands it the run's tag", () => {
-  const missing: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of Deno.readDirSync(dir)) {
-      const path = join(dir, e.name);
-      if (e.isDirectory) walk(path);
-      else if (e.name.endsWith(".ts")) {
-        const text = Deno.readTextFileSync(path);
-        if (/clearEnv:\s*true/.test(text) && !text.includes("runTag()")) missing.push(path);
-      }
-    }
-  };
-  walk(join(REPO, "tests"));
-  assert.deepEqual(missing, [], "these start processes whose leaks the run could not see");
-});
