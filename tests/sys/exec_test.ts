@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { createRunner, describeArgv } from "../../lib/sys/exec.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
-import { stopTagged, taggedProcesses } from "../../scripts/_tagged_processes.ts";
+import { markProcesses } from "../helpers/process_mark.ts";
 
 // These tests run real programs and assert no wall-clock bound: a program that would run for
 // minutes proves a timeout or kill by the error code and the process's state afterwards, and a
@@ -22,23 +22,6 @@ function reap(pid: number | undefined): void {
   try {
     Deno.kill(pid, "SIGKILL");
   } catch { /* already gone */ }
-}
-
-/**
- * An environment entry that marks what one test starts, and the sweep that stops whatever still
- * carries it: a background child whose pid the program was killed before printing is found by
- * its environment, not leaked.
- */
-function marked(): { env: Record<string, string>; sweep(): Promise<void> } {
-  const value = crypto.randomUUID();
-  const variable = "MUXBRIDGE_EXEC_TEST_CHILD";
-  return {
-    env: { [variable]: value },
-    sweep: async () => {
-      const left = taggedProcesses(value, { variable }).map((p) => p.pid);
-      await stopTagged(value, left, { variable, graceMs: 0 });
-    },
-  };
 }
 
 /** Waits (bounded by `ms`, generous) until `path` exists. */
@@ -253,7 +236,7 @@ Deno.test("createRunner() ends at timeout + grace even when a grandchild holds t
   // `sh -c "trap '' TERM; sleep 30"`: sh ignores TERM and its child `sleep` inherits stdout and
   // stderr. SIGKILL ends sh, but sleep keeps the pipes open for 30 s; the runner must not wait
   // for them. The sleep's pid is printed to check it still runs; the sweep stops it.
-  const mark = marked();
+  const mark = markProcesses();
   try {
     const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
       timeoutMs: 200,
@@ -270,7 +253,7 @@ Deno.test("createRunner() ends at timeout + grace even when a grandchild holds t
 });
 
 Deno.test("createRunner() ends at the timeout when a program never reads a large stdin", async () => {
-  const mark = marked();
+  const mark = markProcesses();
   try {
     const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
       timeoutMs: 200,
@@ -288,7 +271,7 @@ Deno.test("createRunner() ends at the timeout when a program never reads a large
 
 Deno.test("createRunner() stops waiting for a background process the program left behind", async () => {
   // The program exits at once, but a background child keeps its stdout open.
-  const mark = marked();
+  const mark = markProcesses();
   try {
     const err = await rejection(
       run(["sh", "-c", "sleep 600 & echo $! >&2"], {
