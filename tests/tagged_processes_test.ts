@@ -15,6 +15,9 @@ import {
   taggedProcesses,
 } from "../scripts/_tagged_processes.ts";
 import { runTag } from "./helpers/run_tag.ts";
+import { setEnv } from "./helpers/env_scope.ts";
+import { requires, tool } from "./helpers/requires.ts";
+import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
 import { until } from "./helpers/until.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
@@ -151,4 +154,33 @@ Deno.test("scripts/run_tests.ts fails a run whose test leaves a process running,
     if (leaked > 0 && runsSleep(leaked)) Deno.kill(leaked, "SIGKILL");
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name: "a tmux server a test starts, and its panes, carry the run's tag until closed",
+  ...requires("the tmux server's tag", [tool("tmux")]),
+  async fn() {
+    // Inside a run the run's own tag; under a bare `deno test` one for this test.
+    const tag = Deno.env.get(RUN_TAG_VAR) ?? crypto.randomUUID();
+    const restore = setEnv({ [RUN_TAG_VAR]: tag });
+    let server: TmuxServer | undefined;
+    try {
+      server = await startTmuxServer();
+      const s = server;
+      const anchorPid = Number((await s.tmux(["display-message", "-p", "#{pane_pid}"])).trim());
+      const ours = () => taggedProcesses(tag).filter((p) => p.argv.includes(s.socketName));
+      const seen = taggedProcesses(tag).filter((p) => [s.serverPid, anchorPid].includes(p.pid));
+      assert.deepEqual(seen.map((p) => p.pid).sort(), [s.serverPid, anchorPid].sort());
+      assert.match(describeTagged(ours()[0]), /^pid \d+ \(tmux server muxbridge-test-/);
+      await s.close();
+      server = undefined;
+      await until(
+        "the server and its pane to be gone",
+        () => ours().length === 0 && taggedProcesses(tag).every((p) => p.pid !== anchorPid),
+      );
+    } finally {
+      await server?.close();
+      restore();
+    }
+  },
 });
