@@ -177,6 +177,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
     holdMs: env.config.failed_pane_hold_ms,
     slackMs: env.config.poll_interval_ms,
     ...(exitFile === undefined ? {} : { exitFile }),
+    ownsTitle: backend.capabilities.title,
   });
   const spawned = await spawnRecorded(
     backend,

@@ -14,7 +14,8 @@
  * The script is a constant: every value (the hold, the file, the program and its arguments)
  * arrives as a positional parameter, never parsed by the shell; where a backend must turn argv
  * into one command string it quotes each element once (`lib/sys/shell_quote.ts`). An exit by a
- * signal or an interrupt (codes above 128, such as muxbridge's own close) is no failure.
+ * signal or an interrupt (codes above 128) is no failure; OpenCode's attach exits 0 on the Ctrl+C
+ * of muxbridge's own close (seen live, 1.18.33).
  *
  * @module
  */
@@ -25,10 +26,13 @@ export const HOLD_NAME = "muxbridge-hold";
 /**
  * The start command's script (one line). `$1`: seconds to hold (as the pane says it); `$2`:
  * seconds more before it ends by itself (a live bridge closes it first); `$3`: the exit file
- * ("" for none); then the program and its arguments.
+ * ("" for none); `$4`: `1` when muxbridge owns the pane title; then the program and its
+ * arguments.
  */
 export const HOLD_SCRIPT: string = [
-  'h=$1 s=$2 f=$3; shift 3; "$@"; c=$?',
+  "h=$1 s=$2 f=$3 t=$4; shift 4",
+  'if [ "$t" = 1 ]; then OPENCODE_DISABLE_TERMINAL_TITLE=1; export OPENCODE_DISABLE_TERMINAL_TITLE; fi',
+  '"$@"; c=$?',
   'if [ "$c" -eq 0 ] || [ "$c" -gt 128 ]; then exit "$c"; fi',
   'if [ -n "$f" ]; then (umask 077; printf "%s\\n" "$c" > "$f.tmp" && mv -f "$f.tmp" "$f"); fi',
   'if [ "$h" -gt 0 ]; then printf "\\n[muxbridge] %s exited with code %s; this pane closes in %s s\\n" "$1" "$c" "$h"; sleep "$((h + s))"; fi',
@@ -43,6 +47,13 @@ export interface HoldOptions {
   slackMs?: number;
   /** Where the exit code goes (`PaneStore.exitFile`); absent: nowhere (`muxbridge spawn`). */
   exitFile?: string;
+  /**
+   * muxbridge sets the pane's title: OpenCode's TUI is told not to set its own
+   * (`OPENCODE_DISABLE_TERMINAL_TITLE`, OpenCode 1.18.33; without it the TUI's `OC | <title>`
+   * replaced muxbridge's title two seconds after the attach, seen live on tmux 3.3a).
+   * @default false
+   */
+  ownsTitle?: boolean;
 }
 
 /**
@@ -50,13 +61,14 @@ export interface HoldOptions {
  *
  * @param argv The program and its arguments (the attach command).
  * @param options The hold and the exit file.
- * @returns `["/bin/sh", "-c", HOLD_SCRIPT, "muxbridge-hold", <hold s>, <slack s>, <file>, …argv]`.
+ * @returns `["/bin/sh", "-c", HOLD_SCRIPT, "muxbridge-hold", <hold s>, <slack s>, <file>, <0|1>,
+ *   …argv]`.
  *
  * @example
  * ```ts
  * import { holdArgv } from "./pane_program.ts";
  * holdArgv(["opencode", "attach", "http://127.0.0.1:4096"], { holdMs: 30000 }).slice(3);
- * // ["muxbridge-hold", "30", "0", "", "opencode", "attach", "http://127.0.0.1:4096"]
+ * // ["muxbridge-hold", "30", "0", "", "0", "opencode", "attach", "http://127.0.0.1:4096"]
  * ```
  */
 export function holdArgv(argv: readonly string[], options: HoldOptions): string[] {
@@ -70,6 +82,7 @@ export function holdArgv(argv: readonly string[], options: HoldOptions): string[
     String(hold),
     String(slack),
     options.exitFile ?? "",
+    options.ownsTitle ? "1" : "0",
     ...argv,
   ];
 }

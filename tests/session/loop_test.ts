@@ -81,8 +81,13 @@ Deno.test("SessionLoop opens exactly one pane per child however created and busy
   const pane = [...h.backend.panes.values()][0];
   // The attach command, inside the start command that holds the pane when it fails.
   assert.deepEqual(pane.req.argv.slice(0, 4), ["/bin/sh", "-c", HOLD_SCRIPT, "muxbridge-hold"]);
-  assert.deepEqual(pane.req.argv.slice(4, 7), ["30", "4", `/memory/exits/${pane.req.token}`]);
-  assert.deepEqual(pane.req.argv.slice(7), [
+  assert.deepEqual(pane.req.argv.slice(4, 8), [
+    "30",
+    "4",
+    `/memory/exits/${pane.req.token}`,
+    "1",
+  ]);
+  assert.deepEqual(pane.req.argv.slice(8), [
     "opencode",
     "attach",
     "http://127.0.0.1:4096",

@@ -27,15 +27,14 @@ Deno.test("holdArgv() puts the hold, the slack and the exit file before the prog
     "30",
     "4",
     "",
+    "0",
     "opencode",
     "attach",
   ]);
-  assert.deepEqual(holdArgv(["x"], { holdMs: 0, slackMs: 2000, exitFile: "/s/e" }).slice(4), [
-    "0",
-    "0",
-    "/s/e",
-    "x",
-  ]);
+  assert.deepEqual(
+    holdArgv(["x"], { holdMs: 0, slackMs: 2000, exitFile: "/s/e", ownsTitle: true }).slice(4),
+    ["0", "0", "/s/e", "1", "x"],
+  );
   assert.deepEqual(holdArgv(["x"], { holdMs: 1 }).slice(4, 6), ["1", "2"]);
 });
 
@@ -60,6 +59,18 @@ Deno.test(
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  },
+);
+
+Deno.test(
+  "the start command tells OpenCode to leave the title alone only when muxbridge owns it",
+  requires("sh", [tool("sh")]),
+  async () => {
+    const probe = ["sh", "-c", 'printf "%s" "${OPENCODE_DISABLE_TERMINAL_TITLE-unset}"'];
+    const owned = await run(holdArgv(probe, { holdMs: 0, ownsTitle: true }), { timeoutMs: 10_000 });
+    assert.equal(owned.stdout, "1");
+    const not = await run(holdArgv(probe, { holdMs: 0 }), { timeoutMs: 10_000, env: {} });
+    assert.equal(not.stdout, "unset");
   },
 );
 

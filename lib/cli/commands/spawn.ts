@@ -79,6 +79,7 @@ export const spawnCommand: Command = {
       // A failed attach stays visible for failed_pane_hold_ms, then its pane closes by itself.
       argv: holdArgv(attachArgv(config.opencode_bin, server.url, sessionId, dir), {
         holdMs: config.failed_pane_hold_ms,
+        ownsTitle: backend.capabilities.title,
       }),
       cwd: dir,
       env: attachEnv(auth),
