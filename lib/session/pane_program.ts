@@ -35,7 +35,7 @@ export const HOLD_SCRIPT: string = [
   '"$@"; c=$?',
   'if [ "$c" -eq 0 ] || [ "$c" -gt 128 ]; then exit "$c"; fi',
   'if [ -n "$f" ]; then (umask 077; printf "%s\\n" "$c" > "$f.tmp" && mv -f "$f.tmp" "$f"); fi',
-  'if [ "$h" -gt 0 ]; then printf "\\n[muxbridge] %s exited with code %s; this pane closes in %s s\\n" "$1" "$c" "$h"; sleep "$((h + s))"; fi',
+  'if [ "$h" -gt 0 ]; then printf "\\n[muxbridge] %s exited with code %s; this pane closes in %s s\\n" "${1##*/}" "$c" "$h"; sleep "$((h + s))"; fi',
   'exit "$c"',
 ].join("; ");
 
