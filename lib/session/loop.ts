@@ -119,6 +119,8 @@ export class SessionLoop {
     this.#config = config;
     this.#machine = machineConfig(config, this.#deps.server !== undefined, ctx.backend);
     this.#poller?.update();
+    // A higher (or no) max_panes frees places for the children already queued.
+    this.#admit();
   }
 
   /** The current context. */

@@ -221,3 +221,16 @@ Deno.test("SessionLoop queues children above max_panes and opens each when a pan
   await h.clock.advance(10);
   assert.deepEqual(said(h.out).slice(7), ["pane.opened ses_d"]);
 });
+
+Deno.test("SessionLoop admits queued children at once when a bridge.hello raises max_panes", async () => {
+  const h = setup({ max_panes: 1 });
+  for (const id of ["ses_a", "ses_b", "ses_c"]) {
+    h.loop.handle(created(id));
+    h.loop.handle(status(id, "busy"));
+  }
+  await h.clock.advance(10);
+  assert.equal(h.backend.panes.size, 1);
+  h.loop.setContext(h.loop.context, { ...h.loop.config, max_panes: undefined });
+  await h.clock.advance(10);
+  assert.equal(h.backend.panes.size, 3);
+});

@@ -427,7 +427,7 @@ Deno.test("transition() queues a child when max_panes is set and opens it once a
       sessionID: "ses_q",
       reason: "max_panes",
       hint:
-        "max_panes child panes are open; this child is number 2 in the queue and gets a pane when one closes",
+        "1 child panes are open (max_panes); this child is number 2 in the queue and gets a pane when one closes",
       position: 2,
     },
   }]);

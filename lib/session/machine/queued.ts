@@ -34,8 +34,9 @@ export function queued(s: StateOf<"queued">, e: MachineEvent, x: Step): Transiti
           type: "pane.skipped",
           sessionID: x.record.id,
           reason: "max_panes",
-          hint:
-            `max_panes child panes are open; this child is number ${e.position} in the queue and gets a pane when one closes`,
+          hint: `${
+            x.config.maxPanes ?? "All"
+          } child panes are open (max_panes); this child is number ${e.position} in the queue and gets a pane when one closes`,
           position: e.position,
         }),
       );
