@@ -31,19 +31,19 @@ export interface BackendRow {
 export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
   tmux: {
     name: "tmux",
-    create: async (deps) => (await import("./tmux.ts")).createTmuxBackend(deps),
+    create: async (deps) => (await import("./tmux/backend.ts")).createTmuxBackend(deps),
     envVars: ["TMUX", "TMUX_PANE"],
     minVersion: "3.0.0",
   },
   zellij: {
     name: "zellij",
-    create: async (deps) => (await import("./zellij.ts")).createZellijBackend(deps),
+    create: async (deps) => (await import("./zellij/backend.ts")).createZellijBackend(deps),
     envVars: ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"],
     minVersion: "0.44.1",
   },
   herdr: {
     name: "herdr",
-    create: async (deps) => (await import("./herdr.ts")).createHerdrBackend(deps),
+    create: async (deps) => (await import("./herdr/backend.ts")).createHerdrBackend(deps),
     envVars: [
       "HERDR_ENV",
       "HERDR_PANE_ID",
@@ -57,13 +57,13 @@ export const BACKENDS: Partial<Record<BackendName, BackendRow>> = {
   },
   kitty: {
     name: "kitty",
-    create: async (deps) => (await import("./kitty.ts")).createKittyBackend(deps),
+    create: async (deps) => (await import("./kitty/backend.ts")).createKittyBackend(deps),
     envVars: ["KITTY_WINDOW_ID", "KITTY_PID", "KITTY_LISTEN_ON"],
     minVersion: "0.26.0",
   },
   cmux: {
     name: "cmux",
-    create: async (deps) => (await import("./cmux.ts")).createCmuxBackend(deps),
+    create: async (deps) => (await import("./cmux/backend.ts")).createCmuxBackend(deps),
     envVars: ["CMUX_SOCKET_PATH", "CMUX_WORKSPACE_ID", "CMUX_SURFACE_ID"],
     minVersion: "0.64.14",
   },

@@ -22,7 +22,7 @@
  * @module
  */
 
-import { createHerdrBackend } from "../backends/herdr.ts";
+import { createHerdrBackend } from "../backends/herdr/backend.ts";
 import type { Backend } from "../lib/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";

@@ -14,8 +14,8 @@
  * @module
  */
 
-import { createProviderBackend } from "../backends/provider/mod.ts";
-import { createTmuxBackend } from "../backends/tmux.ts";
+import { createProviderBackend } from "../backends/provider/backend.ts";
+import { createTmuxBackend } from "../backends/tmux/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
 import { silentLogger } from "../lib/sys/log.ts";

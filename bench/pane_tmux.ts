@@ -21,7 +21,7 @@
  * @module
  */
 
-import { createTmuxBackend } from "../backends/tmux.ts";
+import { createTmuxBackend } from "../backends/tmux/backend.ts";
 import type { Backend } from "../lib/backend.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";

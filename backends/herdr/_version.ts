@@ -6,7 +6,7 @@
 
 import type { VersionGate } from "../../lib/backend.ts";
 
-/** The oldest herdr muxbridge supports (see `backends/herdr.ts`). */
+/** The oldest herdr muxbridge supports (see `backends/herdr/backend.ts`). */
 export const HERDR_MIN_VERSION = "0.8.2";
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createCmuxBackend } from "../../backends/cmux.ts";
+import { createCmuxBackend } from "../../backends/cmux/backend.ts";
 import { CMUX_ERROR_CODES, cmuxError } from "../../backends/cmux/_command.ts";
 import {
   parseCmuxVersion,

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { createConnection } from "node:net";
-import { createHerdrBackend } from "../../backends/herdr.ts";
+import { createHerdrBackend } from "../../backends/herdr/backend.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import { resolveHerdrSocket, type UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import semver from "semver";
-import { createHerdrBackend, HERDR_MIN_VERSION } from "../../backends/herdr.ts";
+import { createHerdrBackend, HERDR_MIN_VERSION } from "../../backends/herdr/backend.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import {
   OkSchema,

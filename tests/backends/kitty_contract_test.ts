@@ -5,7 +5,7 @@
  * a failure in CI).
  */
 
-import { createKittyBackend } from "../../backends/kitty.ts";
+import { createKittyBackend } from "../../backends/kitty/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { resolveConfig } from "../../lib/config.ts";
 import { silentLogger } from "../../lib/sys/log.ts";

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty.ts";
+import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty/backend.ts";
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";

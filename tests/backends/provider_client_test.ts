@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createProviderBackend } from "../../backends/provider/mod.ts";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
 import { providerJsonSchema } from "../../backends/provider/protocol.ts";
 import type { LineProcessExit, LineProcessOpener } from "../../lib/sys/line_process.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";

@@ -2,13 +2,13 @@
 
 import assert from "node:assert/strict";
 import { BACKENDS } from "../../backends/mod.ts";
-import { CMUX_MIN_VERSION } from "../../backends/cmux.ts";
-import { HERDR_MIN_VERSION } from "../../backends/herdr.ts";
-import { KITTY_MIN_VERSION } from "../../backends/kitty.ts";
-import { PROVIDER_PROTOCOL_VERSION } from "../../backends/provider/mod.ts";
-import { TMUX_MIN_VERSION } from "../../backends/tmux.ts";
-import { WEZTERM_MIN_VERSION } from "../../backends/wezterm/mod.ts";
-import { ZELLIJ_MIN_VERSION } from "../../backends/zellij.ts";
+import { CMUX_MIN_VERSION } from "../../backends/cmux/backend.ts";
+import { HERDR_MIN_VERSION } from "../../backends/herdr/backend.ts";
+import { KITTY_MIN_VERSION } from "../../backends/kitty/backend.ts";
+import { PROVIDER_PROTOCOL_VERSION } from "../../backends/provider/protocol.ts";
+import { TMUX_MIN_VERSION } from "../../backends/tmux/backend.ts";
+import { WEZTERM_MIN_VERSION } from "../../backends/wezterm/_parse.ts";
+import { ZELLIJ_MIN_VERSION } from "../../backends/zellij/backend.ts";
 import { resolveConfig } from "../../lib/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";

@@ -3,7 +3,7 @@
 import { resolveConfig } from "../../lib/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";

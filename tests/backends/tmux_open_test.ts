@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { layoutGuard, unchangedGuard } from "../../backends/tmux/_open.ts";
 import { PANE_FORMAT, type PaneRow, parsePaneRows } from "../../backends/tmux/_parse.ts";
 import { resolveConfig } from "../../lib/config.ts";

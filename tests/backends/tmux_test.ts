@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { escapeArgument, joinCommands } from "../../backends/tmux/_command.ts";
 import { mainPaneValue, parseWindowLayout, planLayout } from "../../backends/tmux/_layout.ts";
 import {

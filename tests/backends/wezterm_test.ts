@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createWeztermBackend, type SessionLeader } from "../../backends/wezterm/mod.ts";
+import { createWeztermBackend, type SessionLeader } from "../../backends/wezterm/backend.ts";
 import {
   classifyWeztermFailure,
   parseList,

@@ -25,22 +25,22 @@ import {
   type SpawnedPane,
   type SpawnRequest,
   type VersionGate,
-} from "../lib/backend.ts";
-import { isMuxError, MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
-import { shArgv } from "../lib/sys/shell_quote.ts";
-import { tokenArgv, tokenMarker } from "../lib/spawn_token.ts";
+} from "../../lib/backend.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
+import { shArgv } from "../../lib/sys/shell_quote.ts";
+import { tokenArgv, tokenMarker } from "../../lib/spawn_token.ts";
 import {
   cleanTitle,
   validateDirectory,
   validateSessionId,
   validateTarget,
-} from "../lib/validate.ts";
-import { ANCHOR_HINT, createAnchor } from "./tmux/_anchor.ts";
-import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./tmux/_command.ts";
-import { planLayout } from "./tmux/_layout.ts";
-import { layoutGuard, parseOpenOutput, sessionListing } from "./tmux/_open.ts";
-import { isMarked } from "./tmux/_place.ts";
+} from "../../lib/validate.ts";
+import { ANCHOR_HINT, createAnchor } from "./_anchor.ts";
+import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./_command.ts";
+import { planLayout } from "./_layout.ts";
+import { layoutGuard, parseOpenOutput, sessionListing } from "./_open.ts";
+import { isMarked } from "./_place.ts";
 import {
   escapeFormat,
   escapeTitle,
@@ -49,8 +49,8 @@ import {
   type PaneRow,
   parsePaneRows,
   parseTmuxVersion,
-} from "./tmux/_parse.ts";
-import { OPEN_ATTEMPTS, openPane } from "./tmux/_spawn.ts";
+} from "./_parse.ts";
+import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
 
 /** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
 export const TMUX_MIN_VERSION = "3.0.0";

@@ -43,29 +43,29 @@ import {
   type ProbeResult,
   type SpawnedPane,
   type SpawnRequest,
-} from "../lib/backend.ts";
-import type { LayoutName } from "../lib/config.ts";
-import { MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
+} from "../../lib/backend.ts";
+import type { LayoutName } from "../../lib/config.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
 import {
   cleanTitle,
   validateDirectory,
   validateSessionId,
   validateTarget,
   validateText,
-} from "../lib/validate.ts";
-import type { UnixRequester } from "../lib/sys/unix_request.ts";
-import { createHerdrApi } from "./herdr/_api.ts";
-import { herdrError } from "./herdr/_command.ts";
+} from "../../lib/validate.ts";
+import type { UnixRequester } from "../../lib/sys/unix_request.ts";
+import { createHerdrApi } from "./_api.ts";
+import { herdrError } from "./_command.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   writeCredentialsFile,
-} from "../lib/sys/credentials_file.ts";
-import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
-import { HERDR_MIN_VERSION as MIN_VERSION } from "./herdr/_version.ts";
-import { ENVIRON_READABLE, processEnviron } from "../lib/sys/processes.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../lib/spawn_token.ts";
+} from "../../lib/sys/credentials_file.ts";
+import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
+import { HERDR_MIN_VERSION as MIN_VERSION } from "./_version.ts";
+import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
 const checkToken = (token: string) => (tokenMarker(token), token);

@@ -30,15 +30,15 @@ import {
   type SpawnedPane,
   type SpawnRequest,
   type VersionGate,
-} from "../lib/backend.ts";
-import { MuxError, toMuxError } from "../lib/sys/errors.ts";
+} from "../../lib/backend.ts";
+import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
   validateDirectory,
   validateSessionId,
   validateTarget,
-} from "../lib/validate.ts";
-import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./cmux/_command.ts";
+} from "../../lib/validate.ts";
+import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./_command.ts";
 import {
   CMUX_MIN_VERSION,
   type CmuxSurface,
@@ -51,8 +51,8 @@ import {
   sameId,
   type SplitFeatures,
   UUID,
-} from "./cmux/_parse.ts";
-import { typedCommand } from "./cmux/_typed.ts";
+} from "./_parse.ts";
+import { typedCommand } from "./_typed.ts";
 
 export { CMUX_MIN_VERSION };
 

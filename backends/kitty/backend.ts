@@ -25,25 +25,25 @@ import {
   type ProbeResult,
   type SpawnedPane,
   type SpawnRequest,
-} from "../lib/backend.ts";
-import { waitFor } from "../lib/sys/clock.ts";
-import type { LayoutName } from "../lib/config.ts";
+} from "../../lib/backend.ts";
+import { waitFor } from "../../lib/sys/clock.ts";
+import type { LayoutName } from "../../lib/config.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   sourceAndExec,
   writeCredentialsFile,
-} from "../lib/sys/credentials_file.ts";
-import { isMuxError, MuxError, toMuxError } from "../lib/sys/errors.ts";
+} from "../../lib/sys/credentials_file.ts";
+import { isMuxError, MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
   SESSION_ID,
   validateDirectory,
   validateSessionId,
   validateTarget,
-} from "../lib/validate.ts";
-import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./kitty/_command.ts";
-import { launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
+} from "../../lib/validate.ts";
+import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
+import { launchArgs, MARK_OWNER, MARK_SESSION } from "./_launch.ts";
 import {
   findWindow,
   KITTY_MIN_VERSION,
@@ -54,7 +54,7 @@ import {
   parseLs,
   USER_VARS_VERSION,
   WINDOW_ID,
-} from "./kitty/_parse.ts";
+} from "./_parse.ts";
 
 export { KITTY_MIN_VERSION };
 

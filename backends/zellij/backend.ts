@@ -38,24 +38,24 @@ import {
   type SpawnedPane,
   type SpawnRequest,
   type VersionGate,
-} from "../lib/backend.ts";
-import { MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
-import { carriesToken, tokenArgv } from "../lib/spawn_token.ts";
+} from "../../lib/backend.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
+import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";
 import {
   cleanTitle,
   validateDirectory,
   validateSessionId,
   validateTarget,
-} from "../lib/validate.ts";
-import { createZellijCommand, zellijError } from "./zellij/_command.ts";
+} from "../../lib/validate.ts";
+import { createZellijCommand, zellijError } from "./_command.ts";
 import {
   parseNewPaneId,
   parsePaneList,
   parseZellijVersion,
   TERMINAL_ID,
   type ZellijPane,
-} from "./zellij/_parse.ts";
+} from "./_parse.ts";
 
 /**
  * The oldest zellij muxbridge supports: pane ids on the CLI came in 0.44.0 (PR #4690, #4846),
