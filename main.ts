@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
-import type { BackendFactory } from "./lib/backend.ts";
+import type { BackendFactory } from "./lib/backend/backend.ts";
 import { commandNamed, parseInvocation } from "./lib/cli/cli.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
 import type { CliDeps, Command } from "./lib/cli/commands/_command.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { BackendFactory } from "../lib/backend.ts";
+import type { BackendFactory } from "../lib/backend/backend.ts";
 import type { BackendName } from "../lib/identity.ts";
 
 /** One registry row. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Backend } from "../lib/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, sleep } from "../lib/sys/clock.ts";
 import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";

@@ -23,7 +23,7 @@
  */
 
 import { createHerdrBackend } from "../backends/herdr/backend.ts";
-import type { Backend } from "../lib/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";

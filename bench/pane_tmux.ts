@@ -22,7 +22,7 @@
  */
 
 import { createTmuxBackend } from "../backends/tmux/backend.ts";
-import type { Backend } from "../lib/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { resolveConfig } from "../lib/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Backend, BackendDeps, BackendFactory, ProbeResult } from "./backend.ts";
+import type { Backend, BackendDeps, BackendFactory, ProbeResult } from "./backend/backend.ts";
 import { toMuxError } from "./sys/errors.ts";
 import type { BackendName } from "./identity.ts";
 import type { SkipReason } from "./bridge/protocol.ts";

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { Check } from "../lib/backend.ts";
+import type { Check } from "../lib/backend/backend.ts";
 import type { CliDeps, Invocation } from "../lib/cli/commands/_command.ts";
 import { doctorCommand } from "../lib/cli/commands/doctor.ts";
 import { silentLogger } from "../lib/sys/log.ts";

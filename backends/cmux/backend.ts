@@ -15,22 +15,22 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  keepSuccess,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../../lib/backend.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,

@@ -28,7 +28,9 @@
  */
 
 import type { z } from "zod";
-import { type BackendDeps, gateVersion, keepSuccess } from "../../lib/backend.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";

@@ -6,13 +6,9 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import {
   type ErrorCode,
   isMuxError,

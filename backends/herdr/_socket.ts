@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";

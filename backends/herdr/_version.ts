@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { VersionGate } from "../../lib/backend.ts";
+import type { VersionGate } from "../../lib/backend/backend.ts";
 
 /** The oldest herdr muxbridge supports (see `backends/herdr/backend.ts`). */
 export const HERDR_MIN_VERSION = "0.8.2";

@@ -30,20 +30,20 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import type { LayoutName } from "../../lib/config.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";

@@ -5,16 +5,11 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  gateVersion,
-  keepSuccess,
-  runCommand,
-  runDetails,
-  type VersionGate,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type { BackendDeps, VersionGate } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";

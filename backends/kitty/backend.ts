@@ -12,20 +12,20 @@
  */
 
 import semver from "semver";
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { waitFor } from "../../lib/sys/clock.ts";
 import type { LayoutName } from "../../lib/config.ts";
 import {

@@ -15,20 +15,20 @@
 
 import semver from "semver";
 import denoConfig from "../../deno.json" with { type: "json" };
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";

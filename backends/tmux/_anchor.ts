@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type TmuxCommand, tmuxError } from "./_command.ts";

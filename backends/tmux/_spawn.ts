@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { Anchor } from "./_anchor.ts";
 import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";

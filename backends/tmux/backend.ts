@@ -9,23 +9,23 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  binaryChecks,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../../lib/backend.ts";
+import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { shArgv } from "../../lib/sys/shell_quote.ts";

@@ -10,13 +10,9 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";

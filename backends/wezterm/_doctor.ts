@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type Check, failedCheck } from "../../lib/backend.ts";
+import type { Check } from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { toMuxError } from "../../lib/sys/errors.ts";
 import { ANCHOR_HINT, SOCKET_HINT } from "./_command.ts";
 import { WEZTERM_MIN_VERSION, type WeztermPane, type WeztermVersion } from "./_parse.ts";

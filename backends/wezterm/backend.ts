@@ -28,19 +28,19 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  keepSuccess,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,

@@ -21,24 +21,24 @@
  */
 
 import semver from "semver";
-import {
-  type Backend,
-  type BackendDeps,
-  binaryChecks,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  keepSuccess,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../../lib/backend.ts";
+import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Clock } from "../sys/clock.ts";
 import { closePane } from "./close_pane.ts";
 import { toMuxError } from "../sys/errors.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Backend, PaneInfo } from "../backend.ts";
+import type { Backend, PaneInfo } from "../backend/backend.ts";
 import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
 import { type Processes, sameProcess } from "../sys/processes.ts";

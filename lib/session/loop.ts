@@ -12,7 +12,7 @@
  */
 
 import { attachArgv, attachEnv, type Credentials } from "../opencode/attach.ts";
-import type { Backend, SpawnRequest } from "../backend.ts";
+import type { Backend, SpawnRequest } from "../backend/backend.ts";
 import { type Clock, type TimerId } from "../sys/clock.ts";
 import { closePane, terminateSurvivor } from "./close_pane.ts";
 import type { Config } from "../config.ts";

@@ -19,7 +19,7 @@
  * @module
  */
 
-import type { Backend, SpawnedPane, SpawnRequest } from "../backend.ts";
+import type { Backend, SpawnedPane, SpawnRequest } from "../backend/backend.ts";
 import type { Clock } from "../sys/clock.ts";
 import { type ErrorCode, isMuxError, toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";

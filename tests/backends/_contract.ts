@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import semver from "semver";
-import type { Backend, SpawnRequest } from "../../lib/backend.ts";
+import type { Backend, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";

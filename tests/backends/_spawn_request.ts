@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { SpawnRequest } from "../../lib/backend.ts";
+import type { SpawnRequest } from "../../lib/backend/backend.ts";
 
 /**
  * A spawn request for child `ses_abc` ("fix the bug", `opencode attach … --dir /w`, owner

@@ -17,7 +17,7 @@ import {
   parseTree,
 } from "../../backends/cmux/_parse.ts";
 import { typedCommand } from "../../backends/cmux/_typed.ts";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";

@@ -10,7 +10,7 @@
 
 import { fileURLToPath } from "node:url";
 import { createHerdrBackend } from "../../backends/herdr/backend.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";

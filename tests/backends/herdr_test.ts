@@ -20,7 +20,7 @@ import {
   parseHerdrVersion,
   parseResult,
 } from "../../backends/herdr/_parse.ts";
-import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
+import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { createRunner } from "../../lib/sys/exec.ts";

@@ -10,7 +10,7 @@ import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty/backend.
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";

@@ -6,7 +6,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";

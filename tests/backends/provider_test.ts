@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { createProviderBackend } from "../../backends/provider/backend.ts";
-import type { Backend } from "../../lib/backend.ts";
+import type { Backend } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";

@@ -48,5 +48,5 @@ Deno.test("BACKENDS builds each backend by loading its module, without running a
 Deno.test("backends/mod.ts imports no backend module statically", async () => {
   const text = await Deno.readTextFile(new URL("../../backends/mod.ts", import.meta.url));
   const imports = [...text.matchAll(/^import .* from "(.+)";$/gm)].map((m) => m[1]);
-  assert.deepEqual(imports, ["../lib/backend.ts", "../lib/identity.ts"]);
+  assert.deepEqual(imports, ["../lib/backend/backend.ts", "../lib/identity.ts"]);
 });

@@ -15,7 +15,7 @@ import {
   parsePaneRows,
   parseTmuxVersion,
 } from "../../backends/tmux/_parse.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";

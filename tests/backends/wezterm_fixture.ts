@@ -9,7 +9,7 @@
 
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import { createRunner, type Runner } from "../../lib/sys/exec.ts";

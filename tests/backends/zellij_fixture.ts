@@ -8,7 +8,7 @@
 
 import { fileURLToPath } from "node:url";
 import { createZellijBackend } from "../../backends/zellij/backend.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
 import type { Runner } from "../../lib/sys/exec.ts";

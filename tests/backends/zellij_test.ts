@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createZellijBackend, ZELLIJ_MIN_VERSION } from "../../backends/zellij/backend.ts";
 import { parseNewPaneId, parsePaneList, parseZellijVersion } from "../../backends/zellij/_parse.ts";
-import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
+import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { Check } from "../../lib/backend.ts";
+import type { Check } from "../../lib/backend/backend.ts";
 import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
 import { resolveConfig } from "../../lib/config.ts";

@@ -15,7 +15,7 @@ import type {
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
-} from "../../lib/backend.ts";
+} from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { BackendName } from "../../lib/identity.ts";
 

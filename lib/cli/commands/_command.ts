@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { BackendFactory } from "../../backend.ts";
+import type { BackendFactory } from "../../backend/backend.ts";
 import type { BridgeIO } from "../../bridge/bridge.ts";
 import type { Clock } from "../../sys/clock.ts";
 import type { Runner } from "../../sys/exec.ts";

@@ -6,7 +6,7 @@
  */
 
 import type { Credentials } from "../../opencode/attach.ts";
-import type { Backend, BackendDeps } from "../../backend.ts";
+import type { Backend, BackendDeps } from "../../backend/backend.ts";
 import { type Config, configPath, parseConfigText, resolveConfig, stateDir } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { type BackendName, detectIdentity, type EnvLookup } from "../../identity.ts";

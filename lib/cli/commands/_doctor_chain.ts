@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import type { Check } from "../../backend.ts";
+import type { Check } from "../../backend/backend.ts";
 import { type Config, stateDir } from "../../config.ts";
 import type { Files } from "../../install/files.ts";
 import { findOnPath } from "../../install/find_on_path.ts";

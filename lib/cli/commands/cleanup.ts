@@ -5,7 +5,7 @@
  */
 
 import { envCredentials } from "../../opencode/attach.ts";
-import type { Backend } from "../../backend.ts";
+import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
 import type { BackendName } from "../../identity.ts";
 import { selectBackend } from "../../select_backend.ts";

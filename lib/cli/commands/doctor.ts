@@ -6,7 +6,8 @@
  */
 
 import { envCredentials } from "../../opencode/attach.ts";
-import type { Check } from "../../backend.ts";
+import type { Check } from "../../backend/backend.ts";
+import { failedCheck } from "../../backend/failed_check.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
 import { selectBackend } from "../../select_backend.ts";
@@ -15,12 +16,6 @@ import type { CliDeps, Command } from "./_command.ts";
 import { backendDeps, loadConfig, serverClient } from "./_context.ts";
 import { chainChecks } from "./_doctor_chain.ts";
 import { urlFlag } from "./_flags.ts";
-
-/** A failed check from what was thrown; the error's own hint wins over `hint`. */
-function failedCheck(name: string, err: unknown, hint: string): Check {
-  const e = toMuxError(err);
-  return { name, status: "fail", detail: e.message, hint: e.hint ?? hint };
-}
 
 /** Runs `<opencode_bin> --version`. */
 async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
