@@ -17,7 +17,7 @@
 import { createProviderBackend } from "../backends/provider/backend.ts";
 import { createTmuxBackend } from "../backends/tmux/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../tests/helpers/config.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import {

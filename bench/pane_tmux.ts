@@ -24,7 +24,7 @@
 import { createTmuxBackend } from "../backends/tmux/backend.ts";
 import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../tests/helpers/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { closePane } from "../lib/session/close_pane.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { BACKENDS } from "../backends/mod.ts";
 import { configJsonSchema } from "../lib/config.ts";
 import { COMMANDS } from "../lib/cli/commands/mod.ts";
 import { ERROR_CODES } from "../lib/sys/errors.ts";
@@ -37,7 +38,7 @@ function cell(text: string): string {
 
 /** The config reference table. */
 export function configTable(): string {
-  const schema = configJsonSchema() as JsonSchema;
+  const schema = configJsonSchema(BACKENDS) as JsonSchema;
   const rows = ["| key | type | default | meaning |", "|---|---|---|---|"];
   for (const [key, s] of Object.entries(schema.properties ?? {})) {
     if (s.type === "object" && s.properties) {

@@ -1,17 +1,23 @@
 import assert from "node:assert/strict";
+import { BACKENDS } from "../backends/mod.ts";
 import {
-  BACKEND_CHOICES,
   type Config,
-  configJsonSchema,
+  configJsonSchema as configJsonSchemaOf,
   configPath,
   envLayer,
   LAYOUTS,
   mergeLayers,
   parseConfigText,
-  resolveConfig,
   stateDir,
 } from "../lib/config.ts";
 import { fakeEnv } from "./fakes/fake_env.ts";
+import { resolveConfig } from "./helpers/config.ts";
+
+/** The config's JSON Schema with every backend's section, as `schema config` prints it. */
+const configJsonSchema = () => configJsonSchemaOf(BACKENDS);
+
+/** The values of the `backend` key. */
+const BACKEND_CHOICES = ["auto", "none", ...BACKENDS.map((b) => b.name)];
 
 const noEnv = fakeEnv();
 const invalidConfig = { name: "MuxError", code: "invalid_config" };

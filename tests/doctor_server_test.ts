@@ -38,7 +38,7 @@ async function doctor(
     bridgeIO: () => {
       throw new Error("not in doctor");
     },
-    backends: {},
+    backends: [],
   } satisfies CliDeps;
   const inv: Invocation = {
     values: { url: opts.url ?? "http://127.0.0.1:4096" },

@@ -9,30 +9,23 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
-
-/**
- * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on
- * together: v2 `--json` results for `new-split`, `--id-format uuids`, `--workspace` on every
- * per-surface command and `respawn-pane --command`; older CLIs printed v1 text for splits
- * (docs/backends/cmux.md §6). The peer plugin gates on the same version for the same "UUID CLI contract".
- */
-export const CMUX_MIN_VERSION = "0.64.14";
+import { CMUX_GATE } from "./_spec.ts";
 
 /** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; docs/backends/cmux.md §1). */
 export const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /**
- * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`; docs/backends/cmux.md §6).
+ * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`;
+ * docs/backends/cmux.md §6) as {@linkcode CMUX_GATE} reads it.
  *
  * @param text The output.
  * @returns Semver, or null when no `N.N.N` follows `cmux`.
  */
 export function parseCmuxVersion(text: string): string | null {
-  const m = /^cmux\s+v?(\d+)\.(\d+)\.(\d+)\b/.exec(text.trim());
-  return m ? semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3])}`) : null;
+  return readVersion(CMUX_GATE, text)?.semver ?? null;
 }
 
 /** Which optional `new-split` flags a build has. */

@@ -21,14 +21,12 @@ import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
   Backend,
   BackendDeps,
-  Capabilities,
   Check,
   LayoutResult,
   PaneInfo,
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
-  VersionGate,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
@@ -40,10 +38,8 @@ import {
 } from "../../lib/validate.ts";
 import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./_command.ts";
 import {
-  CMUX_MIN_VERSION,
   type CmuxSurface,
   type CmuxWorkspace,
-  parseCmuxVersion,
   parseReceipt,
   parseSplit,
   parseSplitHelp,
@@ -52,34 +48,8 @@ import {
   type SplitFeatures,
   UUID,
 } from "./_parse.ts";
+import { CMUX_CAPABILITIES, CMUX_GATE, CMUX_MIN_VERSION, type CmuxConfig } from "./_spec.ts";
 import { typedCommand } from "./_typed.ts";
-
-export { CMUX_MIN_VERSION };
-
-const CAPABILITIES: Capabilities = {
-  // No named layouts on the CLI (docs/backends/cmux.md §8): surfaces stay where new-split puts them.
-  layout: false,
-  title: true,
-  // No per-surface environment flag: anything passed would have to be typed into the terminal,
-  // where it lands in the shell's memory and on screen. Credentials are never typed.
-  env: false,
-  // No place on a surface for muxbridge's marks (the title is the session's own).
-  marks: false,
-  focusSafe: true,
-  // Nothing muxbridge can set on a surface at creation shows in `tree` (no environment, no
-  // command, no user data): a split whose answer is unusable is cleaned up at once by comparing
-  // the workspace before and after; one answering after the timeout is not found
-  // (docs/backends/cmux.md).
-  spawnToken: false,
-};
-
-/** cmux's version gate (the oldest supported: {@linkcode CMUX_MIN_VERSION}). */
-const CMUX_GATE: VersionGate = {
-  program: "cmux",
-  min: CMUX_MIN_VERSION,
-  unreadableHint: "Check that cmux.bin names the cmux CLI",
-  tooOldHint: `Update the cmux app to ${CMUX_MIN_VERSION} or later`,
-};
 
 const IDENTITY_HINT =
   "Run muxbridge inside a cmux terminal: CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID must all be set";
@@ -121,7 +91,7 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createCmuxBackend(deps: BackendDeps): Backend {
+export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   const cmux = createCmuxCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
 
@@ -165,7 +135,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const run = await cmux.bare(["--version"], signal);
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw cmuxError("read the cmux version", run);
-    const version = gateVersion(CMUX_GATE, text, parseCmuxVersion(text), { argv: run.argv });
+    const version = gateVersion(CMUX_GATE, text, { argv: run.argv }).semver;
     return { version, text };
   };
 
@@ -477,12 +447,12 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
 
   return {
     name: "cmux",
-    capabilities: CAPABILITIES,
+    capabilities: CMUX_CAPABILITIES,
     probe,
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
-    // No token reaches a cmux surface (see CAPABILITIES).
+    // No token reaches a cmux surface (see CMUX_CAPABILITIES).
     findSpawned: () => Promise.resolve([]),
     interrupt,
     kill,

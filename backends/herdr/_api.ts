@@ -50,7 +50,7 @@ import {
   type SocketReply,
   type UnixRequester,
 } from "./_socket.ts";
-import { HERDR_GATE, HERDR_PROTOCOLS } from "./_version.ts";
+import { HERDR_GATE, HERDR_PROTOCOLS, type HerdrConfig } from "./_spec.ts";
 
 /** A pane as muxbridge reads it. */
 export type HerdrPane = z.infer<typeof PaneResultSchema>["result"]["pane"];
@@ -149,7 +149,7 @@ const nothing = () => undefined;
  * @returns The operations.
  */
 export function createHerdrApi(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   layer: Layer | undefined,
   options: HerdrApiOptions = {},
 ): HerdrApi {
@@ -165,7 +165,7 @@ export function createHerdrApi(
     const result = await cli.version(signal);
     if (result.code !== 0) throw herdrError("read the herdr version", result);
     const text = result.stdout.trim();
-    return gateVersion(HERDR_GATE, text, parseHerdrVersion(text), { argv: result.argv });
+    return gateVersion(HERDR_GATE, text, { argv: result.argv }).semver;
   });
 
   const viaCli = (why: string): TransportState => {
@@ -241,7 +241,7 @@ export function createHerdrApi(
           );
         } else if (pong.protocol < HERDR_PROTOCOLS.min || pong.protocol > HERDR_PROTOCOLS.max) {
           // The server's own version decides first: an old server is refused either way.
-          gateVersion(HERDR_GATE, version, version);
+          gateVersion(HERDR_GATE, `herdr ${version}`);
           const why =
             `${path} speaks protocol ${pong.protocol}; muxbridge's socket client speaks ${HERDR_PROTOCOLS.min}–${HERDR_PROTOCOLS.max}`;
           if (forced) {
@@ -251,7 +251,7 @@ export function createHerdrApi(
           }
           return viaCli(why);
         } else {
-          socketVersion = gateVersion(HERDR_GATE, version, version);
+          socketVersion = gateVersion(HERDR_GATE, `herdr ${version}`).semver;
           socket = client;
           return {
             transport: "socket",

@@ -9,6 +9,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { HerdrConfig } from "./_spec.ts";
 import {
   type ErrorCode,
   isMuxError,
@@ -105,7 +106,10 @@ export interface HerdrCommand {
  * @param layer The herdr layer muxbridge runs in, if any.
  * @returns The runner.
  */
-export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined): HerdrCommand {
+export function createHerdrCommand(
+  deps: BackendDeps<HerdrConfig>,
+  layer: Layer | undefined,
+): HerdrCommand {
   const { bin: configured, session, socket_path } = deps.config.herdr;
   const candidates = configured !== undefined
     ? [configured]

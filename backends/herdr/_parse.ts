@@ -9,21 +9,22 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import { HERDR_GATE } from "./_spec.ts";
 
 /**
- * Turns `herdr --version` output into semver: `herdr 0.9.1` → `0.9.1`; a preview build keeps its
- * pre-release part (`herdr 0.8.0-preview.2026-08-04-d78e3d3b5126` → `0.8.0-preview.…`), so it
- * sorts before its release (herdr.md §2).
+ * Turns `herdr --version` output into semver as {@linkcode HERDR_GATE} reads it: `herdr 0.9.1`
+ * → `0.9.1`; a preview build keeps its pre-release part
+ * (`herdr 0.8.0-preview.2026-08-04-d78e3d3b5126` → `0.8.0-preview.…`), so it sorts before its
+ * release (docs/backends/herdr.md §2).
  *
  * @param text What `herdr --version` printed.
  * @returns The semver text, or null when it is not a herdr version.
  */
 export function parseHerdrVersion(text: string): string | null {
-  const m = /^herdr\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?:\+\S*)?$/.exec(text.trim());
-  return m ? semver.valid(m[1]) : null;
+  return readVersion(HERDR_GATE, text)?.semver ?? null;
 }
 
 /** A pane in a result: the fields muxbridge reads (PaneInfo, herdr.md §9). */

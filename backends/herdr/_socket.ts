@@ -15,6 +15,7 @@
  */
 
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { HerdrConfig } from "./_spec.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";
@@ -37,7 +38,10 @@ export type SocketLocation = { path: string; why?: undefined } | { path?: undefi
  * @param layer The herdr layer muxbridge runs in, if any.
  * @returns The path, or why there is none.
  */
-export function resolveHerdrSocket(deps: BackendDeps, layer: Layer | undefined): SocketLocation {
+export function resolveHerdrSocket(
+  deps: BackendDeps<HerdrConfig>,
+  layer: Layer | undefined,
+): SocketLocation {
   const env = (name: string) => {
     const value = deps.env(name);
     return value === undefined || value === "" ? undefined : value;
@@ -112,7 +116,7 @@ export interface HerdrSocket {
  * @returns The client.
  */
 export function createHerdrSocket(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   path: string,
   send: UnixRequester = unixRequest,
 ): HerdrSocket {

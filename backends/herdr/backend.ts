@@ -63,25 +63,12 @@ import {
   writeCredentialsFile,
 } from "../../lib/sys/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
-import { HERDR_MIN_VERSION as MIN_VERSION } from "./_version.ts";
 import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
+import { HERDR_CAPABILITIES, HERDR_DOCTOR, HERDR_MIN_VERSION, type HerdrConfig } from "./_spec.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
 const checkToken = (token: string) => (tokenMarker(token), token);
-
-/** The oldest herdr muxbridge supports (see the module comment). */
-export const HERDR_MIN_VERSION: string = MIN_VERSION;
-
-/** What herdr can do; `spawnToken` needs a readable process environment (see `findSpawned`). */
-const capabilitiesWith = (spawnToken: boolean): Capabilities => ({
-  layout: false,
-  title: true,
-  env: true,
-  marks: false,
-  focusSafe: true,
-  spawnToken,
-});
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -154,13 +141,16 @@ const ANCHOR_HINT =
  * ```
  */
 export function createHerdrBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   options: HerdrBackendOptions = {},
 ): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
   const api = createHerdrApi(deps, layer, options);
   const environ = options.environ ?? processEnviron;
-  const capabilities = capabilitiesWith(options.environ !== undefined || ENVIRON_READABLE);
+  const capabilities: Capabilities = {
+    ...HERDR_CAPABILITIES,
+    spawnToken: options.environ !== undefined || ENVIRON_READABLE,
+  };
   const herdr = api.cli;
   const version = api.version;
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
@@ -336,7 +326,7 @@ export function createHerdrBackend(
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
     const skip = (why: string) => {
-      for (const name of ["herdr transport", "herdr version", "herdr server", "herdr anchor"]) {
+      for (const name of HERDR_DOCTOR.slice(1)) {
         if (!checks.some((c) => c.name === name)) {
           checks.push({ name, status: "fail", detail: `not checked: ${why}` });
         }

@@ -9,10 +9,10 @@ import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts"
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
-import type { BackendDeps, VersionGate } from "../../lib/backend/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
+import { KITTY_GATE, type KittyConfig } from "./_spec.ts";
 
 /** What to do when remote control cannot be reached. */
 export const REMOTE_CONTROL_HINT =
@@ -108,22 +108,13 @@ export interface KittyCommand {
 
 const ADDRESS = /^(unix|tcp|tcp6|fd):./;
 
-/** kitty's version gate (the oldest supported: {@linkcode KITTY_MIN_VERSION}). */
-const KITTY_GATE: VersionGate = {
-  program: "kitty",
-  min: KITTY_MIN_VERSION,
-  minShown: KITTY_MIN_VERSION.replace(/\.0$/, ""),
-  unreadableHint: "Check that kitty.bin names kitty or kitten",
-  tooOldHint: "Install kitty 0.26 or later, or point kitty.bin at a newer kitten or kitty",
-};
-
 /**
  * Creates the command runner of a kitty backend.
  *
  * @param deps The backend's deps (runner, env, identity, config `kitty.*`).
  * @returns The runner.
  */
-export function createKittyCommand(deps: BackendDeps): KittyCommand {
+export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
 
   const address = (): string => {
@@ -156,7 +147,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     });
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw kittyError("read the kitty version", run);
-    const version = gateVersion(KITTY_GATE, text, parseKittyVersion(text), { argv: run.argv });
+    const version = gateVersion(KITTY_GATE, text, { argv: run.argv }).semver;
     return { bin, version, versionText: text };
   };
 

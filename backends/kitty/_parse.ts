@@ -8,13 +8,11 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { cut, MuxError } from "../../lib/sys/errors.ts";
 import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
-
-/** The oldest kitty muxbridge supports (the contract: kitty >= 0.26, remote control on). */
-export const KITTY_MIN_VERSION = "0.26.0";
+import { KITTY_GATE } from "./_spec.ts";
 
 /** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (research §3.6). */
 export const USER_VARS_VERSION = "0.30.0";
@@ -27,15 +25,13 @@ export const WINDOW_ID = /^\d+$/;
 
 /**
  * Reads `kitty --version` (`kitty 0.26.5 created by Kovid Goyal`, live) or `kitten --version`
- * (`kitten 0.32.2 created by Kovid Goyal`) into semver.
+ * (`kitten 0.32.2 created by Kovid Goyal`) into semver, as {@linkcode KITTY_GATE} reads it.
  *
  * @param text The program's output.
  * @returns The version, or null when the text is not a kitty version line.
  */
 export function parseKittyVersion(text: string): string | null {
-  const m = /^(?:kitty|kitten)\s+v?(\d+)\.(\d+)(?:\.(\d+))?\b/.exec(text.trim());
-  if (!m) return null;
-  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+  return readVersion(KITTY_GATE, text)?.semver ?? null;
 }
 
 /**

@@ -44,9 +44,9 @@ import {
 } from "../../lib/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
 import { launchArgs, MARK_OWNER, MARK_SESSION } from "./_launch.ts";
+import { KITTY_CAPABILITIES, KITTY_DOCTOR, KITTY_MIN_VERSION, type KittyConfig } from "./_spec.ts";
 import {
   findWindow,
-  KITTY_MIN_VERSION,
   type KittyTab,
   type KittyWindow,
   NEXT_TO_VERSION,
@@ -55,8 +55,6 @@ import {
   USER_VARS_VERSION,
   WINDOW_ID,
 } from "./_parse.ts";
-
-export { KITTY_MIN_VERSION };
 
 /**
  * tmux layout names → kitty layouts (research §3.5). kitty layouts rearrange a whole tab and
@@ -108,7 +106,7 @@ function toInfo(window: KittyWindow): PaneInfo {
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createKittyBackend(deps: BackendDeps): Backend {
+export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
   const kitty = createKittyCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
   let version: string | undefined;
@@ -325,7 +323,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       const check = failedCheck(name, e);
       if (e.code === "unparseable_output") check.status = "warn";
       checks.push(check);
-      for (const other of ["kitty remote control", "kitty anchor"]) {
+      for (const other of KITTY_DOCTOR.slice(3)) {
         checks.push({ name: other, status: "fail", detail: `not checked: ${e.message}` });
       }
       return checks;
@@ -398,14 +396,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
   return {
     name: "kitty",
     get capabilities(): Capabilities {
-      return {
-        layout: true,
-        title: true,
-        env: true,
-        marks: atLeast(USER_VARS_VERSION),
-        focusSafe: true,
-        spawnToken: true,
-      };
+      return { ...KITTY_CAPABILITIES, marks: atLeast(USER_VARS_VERSION) };
     },
     probe,
     spawn,

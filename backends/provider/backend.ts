@@ -39,7 +39,8 @@ import {
   validateTarget,
 } from "../../lib/validate.ts";
 import { createProviderClient, type ProviderClient, type ProviderInfo } from "./_client.ts";
-import { PROVIDER_PANE_ID, PROVIDER_PROTOCOL_VERSION, type ProviderResult } from "./protocol.ts";
+import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
+import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_spec.ts";
 
 /** Seams and bounds of {@linkcode createProviderBackend}, for tests. */
 export interface ProviderBackendOptions {
@@ -95,7 +96,7 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * ```
  */
 export function createProviderBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<ProviderConfig>,
   options: ProviderBackendOptions = {},
 ): Backend {
   const argv = deps.config.provider.command;

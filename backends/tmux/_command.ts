@@ -18,6 +18,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { TmuxConfig } from "./_spec.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
@@ -210,7 +211,7 @@ export function tmuxError(action: string, run: CommandRun): MuxError {
  * @returns The flags, each value validated.
  * @throws {MuxError} `invalid_argument` for an unsafe value.
  */
-function serverFlags(deps: BackendDeps): string[] {
+function serverFlags(deps: BackendDeps<TmuxConfig>): string[] {
   const { socket_path, socket_name } = deps.config.tmux;
   if (socket_path) return ["-S", validateTarget("tmux socket path", socket_path)];
   if (socket_name) return ["-L", validateTarget("tmux socket name", socket_name)];
@@ -250,7 +251,7 @@ export interface TmuxCommand {
  * @param deps The backend's deps (runner, config).
  * @returns The runner.
  */
-export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
+export function createTmuxCommand(deps: BackendDeps<TmuxConfig>): TmuxCommand {
   const bin = deps.config.tmux.bin;
   const exec = async (
     args: readonly string[],

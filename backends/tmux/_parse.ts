@@ -5,9 +5,10 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { unparseableOutput } from "../../lib/sys/parse_output.ts";
+import { TMUX_GATE } from "./_spec.ts";
 
 /** Starts each row of a pane listing (ASCII record separator). */
 export const RS = "\x1e";
@@ -187,18 +188,15 @@ export function parseSpawnLine(stdout: string): { paneId: string; pid: number } 
 }
 
 /**
- * Turns tmux version text into semver: `tmux 3.3a` → `3.3.0`, `tmux next-3.8` → `3.8.0`,
- * `3.2` (from `#{version}`) → `3.2.0`, `tmux 3.4-rc` → `3.4.0`. The letter suffix is a bug-fix
- * release of the same feature set, so it is dropped.
+ * Turns tmux version text into semver as {@linkcode TMUX_GATE} reads it: `tmux 3.3a` → `3.3.0`,
+ * `tmux next-3.8` → `3.8.0`, `3.2` (from `#{version}`) → `3.2.0`, `tmux 3.4-rc` → `3.4.0`. The
+ * letter suffix is a bug-fix release of the same feature set, so it is dropped.
  *
  * @param text `tmux -V` output or a `#{version}` value.
  * @returns The semver text, or null when it is not a version.
  */
 export function parseTmuxVersion(text: string): string | null {
-  const m = /^(?:tmux\s+)?(?:next-)?(\d+)\.(\d+)[a-z]?(?:-rc\d*)?$/.exec(text.trim());
-  if (!m) return null;
-  const version = `${Number(m[1])}.${Number(m[2])}.0`;
-  return semver.valid(version);
+  return readVersion(TMUX_GATE, text)?.semver ?? null;
 }
 
 /**

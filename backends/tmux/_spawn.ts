@@ -5,6 +5,7 @@
  */
 
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { TmuxConfig } from "./_spec.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { Anchor } from "./_anchor.ts";
 import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";
@@ -32,7 +33,7 @@ export const OPEN_ATTEMPTS = 4;
  *   answered.
  */
 export async function openPane(
-  ctx: { deps: BackendDeps; tmux: TmuxCommand; anchor: Anchor },
+  ctx: { deps: BackendDeps<TmuxConfig>; tmux: TmuxCommand; anchor: Anchor },
   spec: Omit<OpenSpec, "anchor" | "layout">,
   shownFlags: readonly string[],
   check: { sessionId: string; owner: string },

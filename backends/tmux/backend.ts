@@ -15,7 +15,6 @@ import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
   Backend,
   BackendDeps,
-  Capabilities,
   Check,
   LayoutRequest,
   LayoutResult,
@@ -23,7 +22,6 @@ import type {
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
-  VersionGate,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
@@ -48,25 +46,9 @@ import {
   PANE_ID,
   type PaneRow,
   parsePaneRows,
-  parseTmuxVersion,
 } from "./_parse.ts";
 import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
-
-/** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
-export const TMUX_MIN_VERSION = "3.0.0";
-
-const CAPABILITIES: Capabilities = {
-  layout: true,
-  title: true,
-  env: true,
-  marks: true,
-  focusSafe: true,
-  killVerifies: true,
-  // The token rides in the start command, which tmux keeps with the pane
-  // (`#{pane_start_command}`): `split-window -e` values reach only the program's environment,
-  // which no format shows (docs/backends/tmux.md).
-  spawnToken: true,
-};
+import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_spec.ts";
 
 /** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
 function paneIdArg(paneId: string): string {
@@ -112,26 +94,14 @@ function toInfo(row: PaneRow): PaneInfo {
 /** What a guarded layout step prints when its window changed since the listing. */
 const STALE = "muxbridge-stale";
 
-/** tmux's version gate (the oldest supported: {@linkcode TMUX_MIN_VERSION}). */
-const TMUX_GATE: VersionGate = {
-  program: "tmux",
-  min: TMUX_MIN_VERSION,
-  minShown: "3.0",
-  unreadableHint: "Check that tmux.bin names tmux",
-  tooOldHint: "Install tmux 3.0 or later, or point tmux.bin at a newer tmux",
-};
-
 /**
- * Parses `tmux -V` output and checks it against {@linkcode TMUX_MIN_VERSION}.
+ * Parses `tmux -V` output and checks it against {@linkcode TMUX_GATE}.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
 function gateTmux(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  return gateVersion(TMUX_GATE, text, parseTmuxVersion(text), {
-    argv,
-    shown: text.replace(/^tmux\s+/, ""),
-  });
+  return gateVersion(TMUX_GATE, text, { argv, shown: text.replace(/^tmux\s+/, "") }).semver;
 }
 
 /**
@@ -147,7 +117,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createTmuxBackend(deps: BackendDeps): Backend {
+export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
   const tmux = createTmuxCommand(deps);
   const anchor = createAnchor(deps, tmux);
@@ -298,7 +268,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       tmux.bin,
       raw,
       (run) => tmuxError("read the tmux version", run),
-      ["tmux version", "tmux server", "tmux anchor"],
+      TMUX_DOCTOR.slice(1),
     );
     if (raw instanceof Error) return checks;
     try {
@@ -335,7 +305,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
 
   return {
     name: "tmux",
-    capabilities: CAPABILITIES,
+    capabilities: TMUX_CAPABILITIES,
     probe,
     spawn,
     inspect,

@@ -13,6 +13,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { WeztermConfig } from "./_spec.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
@@ -79,7 +80,7 @@ export interface WeztermCommand {
  * @param deps The backend's deps (runner, env, config `wezterm.*`).
  * @returns The runner.
  */
-export function createWeztermCommand(deps: BackendDeps): WeztermCommand {
+export function createWeztermCommand(deps: BackendDeps<WeztermConfig>): WeztermCommand {
   const bin = validateTarget("wezterm binary", deps.config.wezterm.bin);
   const configured = deps.config.wezterm.socket_path;
   const inherited = deps.env("WEZTERM_UNIX_SOCKET");

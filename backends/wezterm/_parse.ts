@@ -6,14 +6,10 @@
  */
 
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
+import type { Version } from "../../lib/backend/backend.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
-
-/**
- * The oldest WezTerm muxbridge supports: `kill-pane` and `activate-pane` came in
- * 20230326-111934-3666303c (§3); `split-pane --right/--bottom/--percent`, `send-text
- * --no-paste` and `list --format json` are older (20220624-141144-bd1b7c5d).
- */
-export const WEZTERM_MIN_VERSION = "20230326-111934-3666303c";
+import { WEZTERM_GATE } from "./_spec.ts";
 
 /** A pane id as wezterm prints it (a `u64`). */
 export const PANE_ID: RegExp = /^\d{1,19}$/;
@@ -30,27 +26,32 @@ export interface WeztermVersion {
   semver: string;
 }
 
-const VERSION = /^(?:wezterm\s+)?(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-([0-9a-f]{6,40})\b/;
-
 /**
- * Reads `wezterm --version` (`wezterm 20240203-110809-5046fc22`). Releases and nightlies share
- * the scheme; the date is what orders them, never a semver reading of the digits.
+ * Reads `wezterm --version` (`wezterm 20240203-110809-5046fc22`) as {@linkcode WEZTERM_GATE}
+ * reads it. Releases and nightlies share the scheme; the date is what orders them, never a
+ * semver reading of the digits.
  *
  * @param text The output, trimmed.
  * @returns The version, or null when there is none (a build without its tag prints `wezterm `).
  */
 export function parseWeztermVersion(text: string): WeztermVersion | null {
-  const m = VERSION.exec(text.trim());
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s, hash] = m;
-  const date = `${y}-${mo}-${d}`;
-  const when = new Date(`${date}T${h}:${mi}:${s}Z`);
-  if (Number.isNaN(when.getTime()) || when.toISOString().slice(0, 10) !== date) return null;
+  const v = readVersion(WEZTERM_GATE, text);
+  return v === null ? null : weztermVersion(v);
+}
+
+/**
+ * A date version as the wezterm backend keeps it.
+ *
+ * @param v A version {@linkcode WEZTERM_GATE} read.
+ * @returns The same, with its stamp.
+ */
+export function weztermVersion(v: Version): WeztermVersion {
+  const text = v.text ?? "";
   return {
-    text: `${y}${mo}${d}-${h}${mi}${s}-${hash}`,
-    stamp: Number(`${y}${mo}${d}${h}${mi}${s}`),
-    date,
-    semver: `${Number(`${y}${mo}${d}`)}.${Number(`${h}${mi}${s}`)}.0+${hash}`,
+    text,
+    stamp: Number(text.slice(0, 15).replace("-", "")),
+    date: v.date ?? "",
+    semver: v.semver,
   };
 }
 

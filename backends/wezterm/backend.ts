@@ -28,6 +28,7 @@
  * @module
  */
 
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
 import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import type {
@@ -70,11 +71,11 @@ import {
   parseFocused,
   parseList,
   parseSplit,
-  parseWeztermVersion,
-  WEZTERM_MIN_VERSION,
   type WeztermPane,
   type WeztermVersion,
+  weztermVersion,
 } from "./_parse.ts";
+import { WEZTERM_CAPABILITIES, WEZTERM_GATE, type WeztermConfig } from "./_spec.ts";
 
 /** A session leader and its environment (`lib/sys/processes.ts` `sessionLeaders`). */
 export type SessionLeader = { pid: number; env: Readonly<Record<string, string>> };
@@ -118,7 +119,7 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * ```
  */
 export function createWeztermBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<WeztermConfig>,
   options: WeztermBackendOptions = {},
 ): Backend {
   const wezterm = createWeztermCommand(deps);
@@ -130,11 +131,7 @@ export function createWeztermBackend(
   // WEZTERM_UNIX_SOCKET is the socket muxbridge talks to.
   const socket = wezterm.socket;
   const capabilities: Capabilities = {
-    layout: false,
-    title: false,
-    env: true,
-    marks: false,
-    focusSafe: true,
+    ...WEZTERM_CAPABILITIES,
     spawnToken: leaders !== null && socket !== undefined,
   };
   /** Panes this backend opened (split targets for the next ones), until they are gone. */
@@ -146,27 +143,7 @@ export function createWeztermBackend(
     const run = await wezterm.version(signal);
     if (run.code !== 0) throw weztermError("read the wezterm version", run);
     const text = run.stdout.trim().split("\n")[0] ?? "";
-    const v = parseWeztermVersion(text);
-    const min = parseWeztermVersion(WEZTERM_MIN_VERSION)!;
-    if (v === null) {
-      throw new MuxError(
-        "unparseable_output",
-        `Cannot read the wezterm version from ${JSON.stringify(text.slice(0, 100))}`,
-        {
-          argv: run.argv,
-          hint:
-            "Check that wezterm.bin names wezterm (a build without its version tag cannot be gated)",
-        },
-      );
-    }
-    if (v.stamp < min.stamp) {
-      throw new MuxError(
-        "unsupported_version",
-        `wezterm ${v.text} (${v.date}) is too old, need >= ${WEZTERM_MIN_VERSION} (${min.date})`,
-        { hint: `Update WezTerm to ${WEZTERM_MIN_VERSION} or later (kill-pane came then)` },
-      );
-    }
-    return v;
+    return weztermVersion(gateVersion(WEZTERM_GATE, text, { argv: run.argv }));
   });
 
   const list = async (signal?: AbortSignal): Promise<WeztermPane[]> => {

@@ -8,6 +8,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { ZellijConfig } from "./_spec.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
@@ -71,7 +72,7 @@ export interface ZellijCommand {
  * @param deps The backend's deps (runner, config, identity).
  * @returns The runner.
  */
-export function createZellijCommand(deps: BackendDeps): ZellijCommand {
+export function createZellijCommand(deps: BackendDeps<ZellijConfig>): ZellijCommand {
   const bin = deps.config.zellij.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
   const session = deps.config.zellij.session ?? layer?.session;

@@ -8,24 +8,24 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import { ZELLIJ_GATE } from "./_spec.ts";
 
 /** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;
 
 /**
- * Turns `zellij --version` output into semver: `zellij 0.44.1` → `0.44.1`, `zellij 0.45` →
- * `0.45.0`; a pre-release or build suffix is dropped (its features are the release's).
+ * Turns `zellij --version` output into semver as {@linkcode ZELLIJ_GATE} reads it: `zellij
+ * 0.44.1` → `0.44.1`, `zellij 0.45` → `0.45.0`; a pre-release or build suffix is dropped (its
+ * features are the release's).
  *
  * @param text What `zellij --version` printed.
  * @returns The semver text, or null when it is not a zellij version.
  */
 export function parseZellijVersion(text: string): string | null {
-  const m = /^zellij\s+v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$/.exec(text.trim());
-  if (!m) return null;
-  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+  return readVersion(ZELLIJ_GATE, text)?.semver ?? null;
 }
 
 /**

@@ -36,7 +36,6 @@ import type {
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
-  VersionGate,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
@@ -49,19 +48,14 @@ import {
   validateTarget,
 } from "../../lib/validate.ts";
 import { createZellijCommand, zellijError } from "./_command.ts";
+import { parseNewPaneId, parsePaneList, TERMINAL_ID, type ZellijPane } from "./_parse.ts";
 import {
-  parseNewPaneId,
-  parsePaneList,
-  parseZellijVersion,
-  TERMINAL_ID,
-  type ZellijPane,
-} from "./_parse.ts";
-
-/**
- * The oldest zellij muxbridge supports: pane ids on the CLI came in 0.44.0 (PR #4690, #4846),
- * `new-pane --tab-id` and a respected `--name` in 0.44.1 (PR #4956, #4979); research §2.7.
- */
-export const ZELLIJ_MIN_VERSION = "0.44.1";
+  ZELLIJ_CAPABILITIES,
+  ZELLIJ_DOCTOR,
+  ZELLIJ_GATE,
+  ZELLIJ_MIN_VERSION,
+  type ZellijConfig,
+} from "./_spec.ts";
 
 /** `new-pane --no-focus` (PR #5346, research §2.7). */
 const NO_FOCUS_VERSION = "0.45.0";
@@ -86,25 +80,13 @@ function programArgv(argv: readonly string[]): string[] {
 }
 
 /**
- * zellij's version gate. Never fall back to focus-based actions: before 0.44 `close-pane` closes
- * the focused pane, whatever pane the caller meant (research §2.6).
- */
-const ZELLIJ_GATE: VersionGate = {
-  program: "zellij",
-  min: ZELLIJ_MIN_VERSION,
-  unreadableHint: "Check that zellij.bin names zellij",
-  tooOldHint:
-    `Upgrade zellij to ${ZELLIJ_MIN_VERSION} or later: older versions cannot address a pane by id`,
-};
-
-/**
  * Parses and gates `zellij --version`.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
 function gateZellij(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  return gateVersion(ZELLIJ_GATE, text, parseZellijVersion(text), { argv });
+  return gateVersion(ZELLIJ_GATE, text, { argv }).semver;
 }
 
 /** What to do when the pane muxbridge runs in is not in the session's list. */
@@ -124,20 +106,11 @@ const ANCHOR_HINT =
  * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
  * ```
  */
-export function createZellijBackend(deps: BackendDeps): Backend {
+export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
   const zellij = createZellijCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
-  const capabilities: Capabilities = {
-    layout: false,
-    title: true,
-    env: false,
-    marks: false,
-    // Set once the version is known: `--no-focus` exists from 0.45.0; before, zellij focuses
-    // every new pane and no flag prevents it.
-    focusSafe: false,
-    // In the start command, which `list-panes --json` shows as `terminal_command`.
-    spawnToken: true,
-  };
+  // focusSafe is set once the version is known (ZELLIJ_CAPABILITIES).
+  const capabilities: Capabilities = { ...ZELLIJ_CAPABILITIES, focusSafe: false };
   /** Spawns run one at a time: each lists the panes before and after its own split. */
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
@@ -318,7 +291,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
       zellij.bin,
       raw,
       (run) => zellijError("read the zellij version", run),
-      ["zellij version", "zellij session", "zellij anchor"],
+      ZELLIJ_DOCTOR.slice(1),
     );
     if (raw instanceof Error) return checks;
     let versionOk = false;

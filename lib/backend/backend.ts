@@ -15,14 +15,27 @@
  * @module
  */
 
+import type { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
-import type { Config, LayoutName } from "../config.ts";
+import type { Config, ConfigSection, LayoutName, SectionSchema } from "../config.ts";
 import type { Runner } from "../sys/exec.ts";
-import type { BackendName, EnvLookup, Identity } from "../identity.ts";
+import type { EnvLookup, Identity, Layer } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
 
-/** What a backend is built from. */
-export interface BackendDeps {
+/**
+ * The form of a backend's name (`tmux`, `wezterm`): lower-case letters and digits, starting with a
+ * letter. A pane record names its backend in this form; one this build lacks is kept, not
+ * refused (a record of a newer or older muxbridge).
+ */
+export const BACKEND_NAME: RegExp = /^[a-z][a-z0-9]{0,31}$/;
+
+/**
+ * What a backend is built from.
+ *
+ * @typeParam C The config it reads: muxbridge's keys, and for a backend its own section
+ *   ({@linkcode SectionConfig}).
+ */
+export interface BackendDeps<C extends Config = Config> {
   /** The exec seam. */
   run: Runner;
   /** The environment lookup. */
@@ -30,7 +43,7 @@ export interface BackendDeps {
   /** The clock. */
   clock: Clock;
   /** The resolved config. */
-  config: Config;
+  config: C;
   /** The detected identity (the backend reads its own layer from it). */
   identity: Identity;
   /** Logs. */
@@ -153,11 +166,26 @@ export interface Check {
   hint?: string;
 }
 
-/** A backend's version gate: the oldest version it supports and how to say so. */
+/**
+ * A backend's version gate, stated as data: how its program's version reads, the oldest it
+ * supports, and what to say when a version is missing or too old (`_version_gate.ts` applies it).
+ */
 export interface VersionGate {
   /** The program, as messages name it: `tmux`. */
   readonly program: string;
-  /** The oldest supported version (semver). */
+  /**
+   * How its versions read and order: `semver` (`major.minor[.patch][-pre]`), or `date`, WezTerm's
+   * `YYYYMMDD-HHMMSS-<commit>`, ordered by its date and time, never read as semver digits.
+   */
+  readonly scheme: "semver" | "date";
+  /**
+   * Finds the version in what the program prints, with named groups: `major`, `minor`, `patch`
+   * (optional; 0 when absent) and `pre` (a pre-release that sorts before its release; leave the
+   * group out where a suffix means the release's features) for `semver`; `date` (`YYYYMMDD`),
+   * `time` (`HHMMSS`) and `commit` for `date`.
+   */
+  readonly pattern: RegExp;
+  /** The oldest supported version: semver text (`3.0.0`), or a date version as printed. */
   readonly min: string;
   /** The oldest version as messages show it, when not as `min`: `3.0`. */
   readonly minShown?: string;
@@ -167,10 +195,30 @@ export interface VersionGate {
   readonly tooOldHint: string;
 }
 
+/** A version a {@linkcode VersionGate} read. */
+export interface Version {
+  /** As semver, which orders it: `3.3.0`; a date version `20240203.110809.0+5046fc22`. */
+  readonly semver: string;
+  /** A date version as printed (`20240203-110809-5046fc22`); absent for semver. */
+  readonly text?: string;
+  /** A date version's date, ISO (`2024-02-03`); absent for semver. */
+  readonly date?: string;
+}
+
+/** The version of a protocol a backend speaks instead of a program it runs (the pane provider). */
+export interface ProtocolVersion {
+  /** Marks a protocol rather than a program. */
+  readonly scheme: "protocol";
+  /** The protocol, as documents name it: `pane-provider protocol`. */
+  readonly protocol: string;
+  /** The version spoken; the other side must speak the same. */
+  readonly version: string;
+}
+
 /** A multiplexer backend. */
 export interface Backend {
-  /** The backend's name. */
-  readonly name: BackendName;
+  /** The backend's name (its {@linkcode BackendModule.name}). */
+  readonly name: string;
   /** What it can do. */
   readonly capabilities: Capabilities;
   /**
@@ -215,5 +263,127 @@ export interface Backend {
   dispose?(): Promise<void>;
 }
 
-/** Builds a backend; it may load the backend's code first (the registry loads it on demand). */
-export type BackendFactory = (deps: BackendDeps) => Backend | Promise<Backend>;
+/**
+ * Where a backend's layer stands when the environment shows several (tmux inside kitty): a
+ * terminal holds the multiplexers that run in it, so every terminal is outer to every
+ * multiplexer; among one kind, the lower rank is inner (the contract's order, where the
+ * environment cannot tell).
+ */
+export interface Nesting {
+  /** A multiplexer, or a terminal (which always holds the multiplexers running in it). */
+  readonly kind: "multiplexer" | "terminal";
+  /** Among its kind, lower is inner; ranks are unique within a kind. */
+  readonly rank: number;
+}
+
+/** How a backend finds itself in the environment. */
+export interface Detection {
+  /** The environment variables {@linkcode Detection.read} reads (for `detect` and the docs). */
+  readonly envVars: readonly string[];
+  /** Where its layer stands among others. */
+  readonly nesting: Nesting;
+  /**
+   * Reads its layer from the environment: the pane this process runs in, the socket, …
+   *
+   * @param env The environment lookup.
+   * @returns The layer, or null when the environment shows none of it.
+   */
+  read(env: EnvLookup): Layer | null;
+}
+
+/** What the CLI says about a backend beside the messages of its own code. */
+export interface BackendHints {
+  /**
+   * The config key that points muxbridge at this backend where the environment does not show
+   * it, for the "no multiplexer found" hint (`tmux.target`); absent: none is suggested.
+   */
+  readonly outside?: string;
+}
+
+/**
+ * A backend's row of the README's backend matrix (generated by `scripts/gen_readme.ts`), in
+ * Markdown: each field is one cell.
+ */
+export interface ReadmeRow {
+  /** The versions it supports. */
+  readonly versions: string;
+  /** What detection reads (and the config keys that replace it). */
+  readonly detectedFrom: string;
+  /** How a pane opens. */
+  readonly spawn: string;
+  /** How a pane closes, and how the close is verified. */
+  readonly close: string;
+  /** What `layout` does. */
+  readonly layout: string;
+  /** How a pane is titled. */
+  readonly title: string;
+  /** Whether opening a pane keeps the user's focus, and how. */
+  readonly focusSafe: string;
+  /** How the server's credentials reach a pane. */
+  readonly credentials: string;
+  /** Where ownership marks live. */
+  readonly marks: string;
+  /** What the backend was verified against. */
+  readonly verified: string;
+}
+
+/**
+ * The config a backend with section `S` named `N` reads: muxbridge's keys and its own section.
+ *
+ * @typeParam N The backend's name, the key of its section.
+ * @typeParam S Its section's schema.
+ *
+ * @internal
+ */
+export type SectionConfig<N extends string, S extends SectionSchema> =
+  & Config
+  & { readonly [K in N]: z.output<S> };
+
+/**
+ * Everything about one backend, declared in `backends/<name>/mod.ts`: the registry
+ * (`backends/mod.ts`) lists these, and identity, config, selection, `doctor`, `detect`, `schema
+ * config` and the README's tables read them. Only {@linkcode BackendModule.create} loads the
+ * backend's code, so a process holds the code of the one backend it builds.
+ *
+ * @typeParam N The backend's name.
+ * @typeParam S Its config section's schema.
+ */
+export interface BackendModule<N extends string = string, S extends SectionSchema = SectionSchema> {
+  /** Its name: the `backend` config value, its config section's key, `--backend NAME`. */
+  readonly name: N;
+  /** How prose names it: `tmux`, `WezTerm`. */
+  readonly title: string;
+  /** One line: what it is and how it opens panes. */
+  readonly summary: string;
+  /** How the environment shows it; null: never detected (the config must name it). */
+  readonly detect: Detection | null;
+  /** Its config section: the zod schema (defaults, descriptions) and what `bridge.hello` may not set. */
+  readonly config: ConfigSection<S>;
+  /** The versions it works with. */
+  readonly version: VersionGate | ProtocolVersion;
+  /**
+   * What it can do with a supported version where it runs as it should (the README's matrix
+   * says the same); a built backend's {@linkcode Backend.capabilities} may say less where a
+   * version or the environment decides (its document says when), never more.
+   */
+  readonly capabilities: Capabilities;
+  /** The names of the checks its `doctor` reports, in order. */
+  readonly doctor: readonly string[];
+  /** What the CLI's hints say about it. */
+  readonly hints: BackendHints;
+  /** Its row of the README's backend matrix. */
+  readonly readme: ReadmeRow;
+  /**
+   * JSON Schemas it publishes, by name, for `muxbridge schema NAME` (each loaded only when
+   * printed): the provider's protocol.
+   */
+  readonly schemas?: Readonly<Record<string, () => Promise<Record<string, unknown>>>>;
+  /**
+   * Builds the backend, loading its code first (only now: the registry loads no backend code).
+   * Its section of `deps.config` has passed its own schema (`create_backend.ts`).
+   *
+   * @param deps What a backend is built from.
+   * @returns The backend, not yet probed.
+   */
+  create(deps: BackendDeps<SectionConfig<N, S>>): Promise<Backend>;
+}

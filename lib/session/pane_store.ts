@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { BACKEND_NAMES } from "../identity.ts";
+import { BACKEND_NAME } from "../backend/backend.ts";
 import {
   ensurePrivateDir,
   ensurePrivateSubdir,
@@ -58,7 +58,7 @@ const safeText = (max: number) =>
 export const PaneRecordSchema = z.strictObject({
   sessionId: z.string().regex(SESSION_ID, "not a session id"),
   paneId: safeText(MAX_TARGET).min(1).refine((v) => !v.startsWith("-"), 'starts with "-"'),
-  backend: z.enum(BACKEND_NAMES),
+  backend: z.string().regex(BACKEND_NAME),
   title: safeText(256),
   openedAt: z.iso.datetime(),
   owner: z.string().regex(/^(?:cli|\d{1,10}:(?:\d{1,20}|\?))$/).describe(

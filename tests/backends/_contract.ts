@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import semver from "semver";
+import { BACKENDS } from "../../backends/mod.ts";
 import type { Backend, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
@@ -333,10 +334,12 @@ export function backendContract(
     });
   }
 
-  test("doctor() passes every check against a healthy multiplexer", async (f) => {
+  test("doctor() passes every check against a healthy multiplexer, each one its module declares", async (f) => {
     const checks = await f.backend.doctor();
     assert.ok(checks.length > 0);
     assert.deepEqual(checks.filter((c) => c.status === "fail"), []);
+    const declared = BACKENDS.find((b) => b.name === f.backend.name)?.doctor ?? [];
+    assert.deepEqual(checks.map((c) => c.name).filter((n) => !declared.includes(n)), []);
   });
 }
 

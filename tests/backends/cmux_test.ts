@@ -20,10 +20,10 @@ import { typedCommand } from "../../backends/cmux/_typed.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { createLogger, silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
@@ -46,12 +46,12 @@ const base = ["cmux", "--socket", SOCK];
 
 function makeDeps(run: Runner, flags: ConfigLayer = {}, env: Record<string, string> = ENV) {
   const lookup = fakeEnv(env);
-  const deps: BackendDeps = {
+  const deps: BackendDeps<FullConfig> = {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "cmux", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
   return deps;

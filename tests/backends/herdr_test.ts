@@ -6,11 +6,13 @@
  * is in `herdr_socket_test.ts`. herdr cannot run here: nothing in this file touches a real herdr.
  */
 
+import type { FullConfig } from "../helpers/config.ts";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import semver from "semver";
-import { createHerdrBackend, HERDR_MIN_VERSION } from "../../backends/herdr/backend.ts";
+import { createHerdrBackend } from "../../backends/herdr/backend.ts";
+import { HERDR_MIN_VERSION } from "../../backends/herdr/_spec.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import {
   OkSchema,
@@ -38,7 +40,8 @@ const clock = createRealClock();
 const noSocket: UnixRequester = () =>
   Promise.resolve({ ok: false, reason: "unreachable", sent: false, detail: "ENOENT" });
 
-const herdrBackend = (d: BackendDeps) => createHerdrBackend(d, { unixRequest: noSocket });
+const herdrBackend = (d: BackendDeps<FullConfig>) =>
+  createHerdrBackend(d, { unixRequest: noSocket });
 
 const pane = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({

@@ -12,10 +12,10 @@ import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
@@ -40,14 +40,14 @@ function makeDeps(
   run: Runner,
   flags: ConfigLayer = {},
   env: Record<string, string> = { KITTY_WINDOW_ID: "1", KITTY_LISTEN_ON: ADDR },
-): BackendDeps {
+): BackendDeps<FullConfig> {
   const lookup = fakeEnv(env);
   return {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "kitty", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
 }

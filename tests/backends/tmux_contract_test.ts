@@ -1,6 +1,6 @@
 /** The backend contract against the real tmux, on a private server. */
 
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createTmuxBackend } from "../../backends/tmux/backend.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { layoutGuard, unchangedGuard } from "../../backends/tmux/_open.ts";
 import { PANE_FORMAT, type PaneRow, parsePaneRows } from "../../backends/tmux/_parse.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import type { Runner } from "../../lib/sys/exec.ts";

@@ -9,9 +9,8 @@ import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { columnHeightWithOneMore, tiledCell } from "../../backends/tmux/_layout.ts";
 import { PANE_FORMAT, RS, US } from "../../backends/tmux/_parse.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { detectAll, resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
@@ -93,7 +92,7 @@ function backendOn(
       env,
       flags: { backend: "tmux", tmux: { socket_name: "s", target: "%0" } },
     }),
-    identity: detectIdentity(env),
+    identity: detectAll(env),
     log: silentLogger,
   });
   return { fake, backend };

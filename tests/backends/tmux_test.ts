@@ -18,10 +18,10 @@ import {
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
@@ -40,12 +40,12 @@ const clock = createRealClock();
 
 function makeDeps(run: Runner, flags: ConfigLayer = {}, env: Record<string, string> = {}) {
   const lookup = fakeEnv(env);
-  const deps: BackendDeps = {
+  const deps: BackendDeps<FullConfig> = {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "tmux", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
   return deps;

@@ -5,12 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { createZellijBackend, ZELLIJ_MIN_VERSION } from "../../backends/zellij/backend.ts";
+import { createZellijBackend } from "../../backends/zellij/backend.ts";
+import { ZELLIJ_MIN_VERSION } from "../../backends/zellij/_spec.ts";
 import { parseNewPaneId, parsePaneList, parseZellijVersion } from "../../backends/zellij/_parse.ts";
 import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -26,7 +28,11 @@ const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
 const LIST = [...S, "list-panes", "--json", "--all"];
 
-function deps(run: FakeRunner, flags: ConfigLayer = {}, identity = insideSession()): BackendDeps {
+function deps(
+  run: FakeRunner,
+  flags: ConfigLayer = {},
+  identity = insideSession(),
+): BackendDeps<FullConfig> {
   return {
     run: run.run,
     env: () => undefined,

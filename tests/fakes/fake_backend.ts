@@ -17,7 +17,7 @@ import type {
   SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import type { BackendName } from "../../lib/identity.ts";
+import type { BackendName } from "../../backends/mod.ts";
 
 /** A pane of the fake. */
 export interface FakePane {

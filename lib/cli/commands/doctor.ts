@@ -8,6 +8,7 @@
 import { envCredentials } from "../../opencode/attach.ts";
 import type { Check } from "../../backend/backend.ts";
 import { failedCheck } from "../../backend/failed_check.ts";
+import { detectedTitles } from "../../backend/hints.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
 import { selectBackend } from "../../select_backend.ts";
@@ -168,8 +169,7 @@ export const doctorCommand: Command = {
         status: bdeps.identity.backend ? "pass" : "warn",
         detail: `multiplexer layers: ${layers}`,
         ...(bdeps.identity.backend ? {} : {
-          hint:
-            "Run inside tmux, zellij, herdr, kitty, cmux or WezTerm, or set backend and its target",
+          hint: `Run inside ${detectedTitles(deps.backends)}, or set backend and its target`,
         }),
       });
       const selection = await selectBackend(bdeps, deps.backends, deps.signal);
