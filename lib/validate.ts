@@ -24,21 +24,27 @@ export const MAX_DIRECTORY = 4096;
 /** The contract's session id: `ses_` and 1–128 letters or digits. */
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
-declare const checked: unique symbol;
+/**
+ * The mark of a string checked once as an id of kind `K`. It exists only in types: no value
+ * carries it, so only the function that checks an id can make one (with a cast after the check).
+ *
+ * @typeParam K The kind of id.
+ */
+export type Checked<K extends string> = { readonly "muxbridge.checked": K };
 
 /**
  * A session id checked once, where it entered (a protocol line, a CLI flag, a pane record):
  * code that receives one never checks it again. Made only by {@linkcode validateSessionId} and
  * {@linkcode isSessionId}.
  */
-export type SessionId = string & { readonly [checked]: "SessionId" };
+export type SessionId = string & Checked<"SessionId">;
 
 /**
  * A pane id checked once, where it entered (a multiplexer's answer, a CLI argument, a pane
- * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and a
- * backend's own parser, which checks its form).
+ * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and, on
+ * top of it, a backend's `checkPaneId`, `lib/backend/_pane_id.ts`, which checks its own form).
  */
-export type PaneId = string & { readonly [checked]: "PaneId" };
+export type PaneId = string & Checked<"PaneId">;
 
 /**
  * Tells whether text is a session id, narrowing it to {@linkcode SessionId}.
