@@ -10,9 +10,27 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { CMUX_GATE } from "./_spec.ts";
+
+/**
+ * Makes a cmux pane id: a surface UUID only, never a ref (`surface:N` refs renumber;
+ * docs/backends/cmux.md §4.1).
+ *
+ * @param text The id, as cmux answered it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function surfaceId(text: string): PaneId {
+  return checkPaneId(
+    text,
+    UUID,
+    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
+  );
+}
 
 /** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; docs/backends/cmux.md §1). */
 export const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
@@ -88,7 +106,7 @@ export interface SplitResult {
    * The new surface (the pane id muxbridge uses); null when cmux made a split but named no
    * surface for it.
    */
-  surfaceId: string | null;
+  surfaceId: PaneId | null;
   /** The new pane, when reported. */
   paneId?: string;
 }
@@ -118,7 +136,8 @@ export function parseSplit(stdout: string): SplitResult {
   for (const c of candidates) {
     const parsed = SplitIds.safeParse(c);
     if (parsed.success) {
-      const r: SplitResult = { surfaceId: parsed.data.surface_id };
+      const id = parsed.data.surface_id;
+      const r: SplitResult = { surfaceId: id === null ? null : surfaceId(id) };
       if (parsed.data.pane_id) r.paneId = parsed.data.pane_id;
       return r;
     }

@@ -16,7 +16,6 @@
  */
 
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
   Backend,
@@ -46,6 +45,7 @@ import {
   parseTree,
   sameId,
   type SplitFeatures,
+  surfaceId,
   UUID,
 } from "./_parse.ts";
 import { CMUX_CAPABILITIES, CMUX_GATE, CMUX_MIN_VERSION, type CmuxConfig } from "./_spec.ts";
@@ -53,15 +53,6 @@ import { typedCommand } from "./_typed.ts";
 
 const IDENTITY_HINT =
   "Run muxbridge inside a cmux terminal: CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID must all be set";
-
-/** Checks a pane id: a surface UUID only, never a ref (`surface:N` refs renumber; §4.1). */
-function surfaceArg(paneId: string): string {
-  return checkPaneId(
-    paneId,
-    UUID,
-    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
-  );
-}
 
 /** Where a surface is. */
 interface Located {
@@ -224,29 +215,29 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
         { hint: "Run OpenCode in a local cmux workspace" },
       );
     }
-    const surfaceId = split.surfaceId;
+    const surface = split.surfaceId;
     if (!features.command) {
       // Builds without new-split --command: start it in the new, empty terminal.
       try {
         await cmux.must(
-          `start the program in surface ${surfaceId}`,
-          ["respawn-pane", "--workspace", workspace, "--surface", surfaceId, "--command", text],
+          `start the program in surface ${surface}`,
+          ["respawn-pane", "--workspace", workspace, "--surface", surface, "--command", text],
           false,
           req.signal,
         );
       } catch (err) {
-        await kill(surfaceId).catch((e) =>
-          deps.log.error(`cmux: cannot close empty surface ${surfaceId}: ${toMuxError(e).message}`)
+        await kill(surface).catch((e) =>
+          deps.log.error(`cmux: cannot close empty surface ${surface}: ${toMuxError(e).message}`)
         );
         throw err;
       }
     }
     if (!(features.title) && titleOk) {
-      await setTitle(surfaceId, title, req.signal).catch((err) =>
-        deps.log.warn(`cmux: cannot title surface ${surfaceId}: ${toMuxError(err).message}`)
+      await setTitle(surface, title, req.signal).catch((err) =>
+        deps.log.warn(`cmux: cannot title surface ${surface}: ${toMuxError(err).message}`)
       );
     }
-    return { paneId: surfaceId };
+    return { paneId: surface };
   };
 
   /**
@@ -277,18 +268,18 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = surfaceArg(paneId);
+    const id = surfaceId(paneId);
     const found = locate(await tree(signal), id);
     if (!found) return null;
     // A cmux terminal closes when its program (exec'd by the typed line) ends, so a listed
     // surface is never dead. cmux reports no pid.
-    const info: PaneInfo = { paneId, dead: false };
+    const info: PaneInfo = { paneId: id, dead: false };
     if (found.surface.title !== undefined) info.title = found.surface.title;
     return info;
   };
 
   const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+    const id = surfaceId(paneId);
     refuseCaller(id, "interrupt");
     // Builds before PR #2150 sent keys for an unresolvable surface to the focused one
     // (docs/backends/cmux.md §5): only ever name a surface that is listed right now.
@@ -303,7 +294,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   };
 
   const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+    const id = surfaceId(paneId);
     refuseCaller(id, "close");
     const before = locate(await tree(signal), id);
     if (!before) throw new MuxError("pane_not_found", `Cannot close surface ${id}: it is gone`);
@@ -344,7 +335,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   };
 
   const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+    const id = surfaceId(paneId);
     const clean = cleanTitle(title);
     if (clean.startsWith("-")) {
       throw new MuxError("invalid_argument", `Cannot set cmux title ${JSON.stringify(clean)}`, {

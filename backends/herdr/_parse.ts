@@ -10,8 +10,10 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { HERDR_GATE } from "./_spec.ts";
 
 /**
@@ -25,6 +27,18 @@ import { HERDR_GATE } from "./_spec.ts";
  */
 export function parseHerdrVersion(text: string): string | null {
   return readVersion(HERDR_GATE, text)?.semver ?? null;
+}
+
+/**
+ * Makes a herdr pane id: a validated target without whitespace. herdr ids are `w1:p3`, `w3:pB`
+ * (bijective base 32: letters are digits, docs/backends/herdr.md §3): never parsed as numbers.
+ *
+ * @param text The id, as herdr answered it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function herdrPaneId(text: string): PaneId {
+  return checkPaneId(text, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
 }
 
 /** A pane in a result: the fields muxbridge reads (PaneInfo, herdr.md §9). */

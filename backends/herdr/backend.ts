@@ -30,7 +30,6 @@
  * @module
  */
 
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import type {
   Backend,
   BackendDeps,
@@ -49,6 +48,7 @@ import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import {
   cleanTitle,
+  type PaneId,
   validateDirectory,
   validateSessionId,
   validateTarget,
@@ -63,6 +63,7 @@ import {
   writeCredentialsFile,
 } from "../../lib/sys/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
+import { herdrPaneId } from "./_parse.ts";
 import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
 import { HERDR_CAPABILITIES, HERDR_DOCTOR, HERDR_MIN_VERSION, type HerdrConfig } from "./_spec.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
@@ -93,14 +94,6 @@ const RESERVED_ENV = new Set([
   LAUNCH_VAR,
   SPAWN_TOKEN_VAR,
 ]);
-
-/**
- * Checks a pane id: a validated target without whitespace. herdr ids are `w1:p3`, `w3:pB`
- * (bijective base 32: letters are digits, herdr.md §3): never parsed as numbers.
- */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(paneId, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
-}
 
 /** Checks every name and value of a pane's variables. */
 function checkEnv(env: Readonly<Record<string, string>>): void {
@@ -172,7 +165,7 @@ export function createHerdrBackend(
     ) {
       return undefined;
     }
-    return paneIdArg(layer.paneId);
+    return herdrPaneId(layer.paneId);
   };
 
   const listPanes = (signal?: AbortSignal) => api.list(signal);
@@ -214,11 +207,11 @@ export function createHerdrBackend(
     await version(req.signal);
     const { target, direction } = await placement(req.signal);
     const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
-    let paneId: string;
+    let paneId: PaneId;
     try {
       // Only the command travels in the pane's environment, on either transport: the
       // credentials stay in their private file (see herdr/_launch.ts).
-      paneId = paneIdArg(
+      paneId = herdrPaneId(
         await api.split({
           ...(target === undefined ? {} : { target }),
           direction,
@@ -276,18 +269,18 @@ export function createHerdrBackend(
    * read `--clear`, `--help` or `--session` there) and holds no control characters.
    */
   const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = paneIdArg(paneId);
+    const id = herdrPaneId(paneId);
     const clean = cleanTitle(title);
     const label = clean === "" ? null : validateText("pane title", clean);
     await api.rename(id, label, signal);
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
+    const id = herdrPaneId(paneId);
     const pane = await api.get(id, signal);
     if (pane === null) return null;
     // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
-    const info: PaneInfo = { paneId: pane.pane_id, dead: false };
+    const info: PaneInfo = { paneId: herdrPaneId(pane.pane_id), dead: false };
     if (pane.label !== undefined) info.title = pane.label;
     return info;
   };
@@ -303,7 +296,7 @@ export function createHerdrBackend(
     for (const pane of await listPanes(signal)) {
       const pid = await shellPid(pane.pane_id, signal);
       if (pid !== undefined && environ(pid)?.[SPAWN_TOKEN_VAR] === token) {
-        found.push({ paneId: pane.pane_id, dead: false, pid });
+        found.push({ paneId: herdrPaneId(pane.pane_id), dead: false, pid });
       }
     }
     return found;
@@ -427,12 +420,12 @@ export function createHerdrBackend(
     listOwned: () => Promise.resolve([]),
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = herdrPaneId(paneId);
       // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.
       await api.sendKeys(id, ["ctrl+c"], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = herdrPaneId(paneId);
       forgetEnvFile(id);
       await api.close(id, signal);
     },

@@ -9,9 +9,11 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { cut, MuxError } from "../../lib/sys/errors.ts";
 import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { KITTY_GATE } from "./_spec.ts";
 
 /** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (research §3.6). */
@@ -22,6 +24,18 @@ export const NEXT_TO_VERSION = "0.40.0";
 
 /** A kitty window id: decimal digits (monotonic per kitty process, never reused; research §3.2). */
 export const WINDOW_ID = /^\d+$/;
+
+/**
+ * Makes a kitty window id (muxbridge's pane id on kitty): decimal digits only, so a match
+ * expression can never sneak in.
+ *
+ * @param text The id, as kitty printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function kittyWindowId(text: string): PaneId {
+  return checkPaneId(text, WINDOW_ID, "A kitty window id is a number, such as 3");
+}
 
 /**
  * Reads `kitty --version` (`kitty 0.26.5 created by Kovid Goyal`, live) or `kitten --version`
@@ -41,7 +55,7 @@ export function parseKittyVersion(text: string): string | null {
  * @returns The window id.
  * @throws {MuxError} `unparseable_output` when it is not one integer.
  */
-export function parseLaunchOutput(stdout: string): string {
+export function parseLaunchOutput(stdout: string): PaneId {
   const id = stdout.trim();
   if (!WINDOW_ID.test(id)) {
     throw new MuxError(
@@ -50,7 +64,7 @@ export function parseLaunchOutput(stdout: string): string {
       { hint: "Report this with `kitty --version` and the output shown" },
     );
   }
-  return id;
+  return kittyWindowId(id);
 }
 
 // The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, and of
@@ -81,7 +95,7 @@ const LsSchema = z.array(z.object({
 /** One kitty window as `ls` reports it (only the fields muxbridge uses). */
 export interface KittyWindow {
   /** The window id, as text. */
-  id: string;
+  id: PaneId;
   /** The window's child pid. */
   pid?: number;
   /** The window title. */
@@ -130,7 +144,11 @@ export function parseLs(stdout: string): KittyTab[] {
       layout: tab.layout,
       enabledLayouts: tab.enabled_layouts ?? [],
       windows: tab.windows.map((w) => {
-        const win: KittyWindow = { id: String(w.id), title: w.title, userVars: w.user_vars ?? {} };
+        const win: KittyWindow = {
+          id: kittyWindowId(String(w.id)),
+          title: w.title,
+          userVars: w.user_vars ?? {},
+        };
         if (typeof w.pid === "number") win.pid = w.pid;
         const token = w.env?.[SPAWN_TOKEN_VAR];
         if (typeof token === "string" && SPAWN_TOKEN.test(token)) win.spawnToken = token;

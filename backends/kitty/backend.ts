@@ -12,7 +12,6 @@
  */
 
 import semver from "semver";
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import type {
   Backend,
   BackendDeps,
@@ -37,6 +36,7 @@ import {
 import { isMuxError, MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
+  type PaneId,
   SESSION_ID,
   validateDirectory,
   validateSessionId,
@@ -49,6 +49,7 @@ import {
   findWindow,
   type KittyTab,
   type KittyWindow,
+  kittyWindowId,
   NEXT_TO_VERSION,
   parseLaunchOutput,
   parseLs,
@@ -71,11 +72,6 @@ export const KITTY_LAYOUTS: Readonly<Record<LayoutName, string>> = {
 
 const ANCHOR_HINT =
   "Run muxbridge in the kitty window panes should open next to, or set kitty.window_id to a live window";
-
-/** Checks a pane id: kitty's numeric window id only, so a match expression can never sneak in. */
-function windowArg(paneId: string): string {
-  return checkPaneId(paneId, WINDOW_ID, "A kitty window id is a number, such as 3");
-}
 
 /** The ownership mark of a window (kitty >= 0.30 user variables), when valid. */
 function marksOf(window: KittyWindow): { sessionId?: string; owner?: string } {
@@ -176,7 +172,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
       }
       throw err;
     }
-    let paneId: string;
+    let paneId: PaneId;
     try {
       paneId = parseLaunchOutput(stdout);
     } catch (err) {
@@ -193,7 +189,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = windowArg(paneId);
+    const id = kittyWindowId(paneId);
     const found = findWindow(await list(signal), id);
     return found ? toInfo(found.window) : null;
   };
@@ -214,7 +210,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
       .map(toInfo);
 
   const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
+    const id = kittyWindowId(paneId);
     // send-text exits 0 and does nothing for an unknown window (research §3.4, live 0.26.5),
     // so the window's existence is checked first.
     if (!findWindow(await list(signal), id)) {
@@ -233,7 +229,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
   };
 
   const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
+    const id = kittyWindowId(paneId);
     // A window whose program never ran leaves its credentials file: remove it with the window.
     const credentials = credentialFiles.get(id);
     if (credentials) {
@@ -255,7 +251,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
   };
 
   const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
+    const id = kittyWindowId(paneId);
     // set-window-title joins its arguments with spaces and takes no special values (0.26.5
     // rc/set_window_title.py); an empty title gives the window back to its program's title.
     const clean = cleanTitle(title);

@@ -34,6 +34,7 @@ import { describeArgv } from "../../lib/sys/exec.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
 import {
   cleanTitle,
+  type PaneId,
   validateDirectory,
   validateSessionId,
   validateTarget,
@@ -64,8 +65,8 @@ const NONE: Capabilities = {
 const COMMAND_HINT =
   'Set provider.command to the provider program and its arguments, such as ["/path/to/provider"] (docs/provider-protocol.md)';
 
-/** Checks a pane id before it is sent: the protocol's id form only. */
-function paneArg(paneId: string): string {
+/** Makes a provider pane id, from an answer or before one is sent: the protocol's form only. */
+function providerPaneId(paneId: string): PaneId {
   return checkPaneId(
     paneId,
     PROVIDER_PANE_ID,
@@ -74,7 +75,7 @@ function paneArg(paneId: string): string {
 }
 
 function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
-  const info: PaneInfo = { paneId: pane.paneId, dead: !pane.alive };
+  const info: PaneInfo = { paneId: providerPaneId(pane.paneId), dead: !pane.alive };
   if (pane.pid !== undefined) info.pid = pane.pid;
   if (pane.title !== undefined) info.title = pane.title;
   return info;
@@ -185,11 +186,12 @@ export function createProviderBackend(
         `provider: pane ${paneId} is not listed right after its spawn (ended at once?)`,
       );
     }
-    return pid === undefined ? { paneId } : { paneId, pid };
+    const id = providerPaneId(paneId);
+    return pid === undefined ? { paneId: id } : { paneId: id, pid };
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneArg(paneId);
+    const id = providerPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     return pane ? toInfo(pane) : null;
   };
@@ -200,7 +202,7 @@ export function createProviderBackend(
   };
 
   const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+    const id = providerPaneId(paneId);
     const provider = await info(signal);
     if (!provider.capabilities.title) {
       // An unknown pane is still "not found", as on every backend.
@@ -230,7 +232,7 @@ export function createProviderBackend(
     return await rpc().call("layout", {
       layout: req.layout,
       mainPaneSize: req.mainPaneSize,
-      panes: req.panes.map(paneArg),
+      panes: req.panes.map(providerPaneId),
     }, signal);
   };
 
@@ -301,10 +303,10 @@ export function createProviderBackend(
     listOwned: () => Promise.resolve([]),
     findSpawned,
     interrupt: async (paneId, signal) => {
-      await rpc().call("interrupt", { paneId: paneArg(paneId) }, signal);
+      await rpc().call("interrupt", { paneId: providerPaneId(paneId) }, signal);
     },
     kill: async (paneId, signal) => {
-      await rpc().call("close", { paneId: paneArg(paneId) }, signal);
+      await rpc().call("close", { paneId: providerPaneId(paneId) }, signal);
     },
     setTitle,
     applyLayout,

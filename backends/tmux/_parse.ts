@@ -6,8 +6,10 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { TMUX_GATE } from "./_spec.ts";
 
 /** Starts each row of a pane listing (ASCII record separator). */
@@ -58,6 +60,17 @@ export const SPAWN_FORMAT = "#{pane_id} #{pane_pid}";
 /** A tmux pane id: `%` and digits (server-unique, never reused in a server's life). */
 export const PANE_ID = /^%\d+$/;
 
+/**
+ * Makes a tmux pane id: `%N` only, so a name can never resolve to another pane.
+ *
+ * @param text The id, as tmux printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function tmuxPaneId(text: string): PaneId {
+  return checkPaneId(text, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
+}
+
 const flag = z.enum(["0", "1"]).transform((v) => v === "1");
 const count = z.string().regex(/^\d+$/).transform(Number);
 
@@ -88,7 +101,7 @@ const RowSchema = z.object({
 /** One pane as a listing reports it. */
 export interface PaneRow {
   /** `%N`. */
-  paneId: string;
+  paneId: PaneId;
   /** The program ended and the pane is held (remain-on-exit). */
   dead: boolean;
   /** The pane program's pid. */
@@ -146,7 +159,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
     if (!parsed.success) throw unparseable("pane row", chunk);
     const r = parsed.data;
     const row: PaneRow = {
-      paneId: r.pane_id,
+      paneId: tmuxPaneId(r.pane_id),
       dead: r.pane_dead,
       active: r.pane_active,
       index: r.pane_index,
@@ -180,11 +193,11 @@ const SpawnLineSchema = z.string().regex(/^%\d+ \d+$/);
  * @returns The pane id and its program's pid.
  * @throws {MuxError} `unparseable_output` when it is not `%N <pid>`.
  */
-export function parseSpawnLine(stdout: string): { paneId: string; pid: number } {
+export function parseSpawnLine(stdout: string): { paneId: PaneId; pid: number } {
   const parsed = SpawnLineSchema.safeParse(stdout.trim());
   if (!parsed.success) throw unparseable("new pane line", stdout);
   const [paneId, pid] = parsed.data.split(" ");
-  return { paneId, pid: Number(pid) };
+  return { paneId: tmuxPaneId(paneId), pid: Number(pid) };
 }
 
 /**

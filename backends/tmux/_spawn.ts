@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { PaneId } from "../../lib/validate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { TmuxConfig } from "./_spec.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
@@ -38,7 +39,7 @@ export async function openPane(
   shownFlags: readonly string[],
   check: { sessionId: string; owner: string },
   signal?: AbortSignal,
-): Promise<{ paneId: string; pid: number; arranged: boolean }> {
+): Promise<{ paneId: PaneId; pid: number; arranged: boolean }> {
   const { deps, tmux } = ctx;
   const anchor = await ctx.anchor.resolve(signal);
   const full = new Set<string>();

@@ -10,7 +10,6 @@
  */
 
 import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
   Backend,
@@ -46,14 +45,10 @@ import {
   PANE_ID,
   type PaneRow,
   parsePaneRows,
+  tmuxPaneId,
 } from "./_parse.ts";
 import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
 import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_spec.ts";
-
-/** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(paneId, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
-}
 
 /**
  * The program argv: several elements are exec'd by tmux without a shell (research §1.2). With a
@@ -147,7 +142,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
+    const id = tmuxPaneId(paneId);
     // list-panes, never display-message: the latter exits 0 for an unknown pane (research
     // §1.6). list-panes -t %N lists %N's whole window, so pick %N's row.
     const result = await tmux.run([["list-panes", "-t", id, "-F", PANE_FORMAT]], signal);
@@ -180,7 +175,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
     return stdout.split("\n").flatMap((line) => {
       const [paneId, dead, pid, matched] = line.split("\t");
       if (matched !== "1" || !PANE_ID.test(paneId ?? "")) return [];
-      const info: PaneInfo = { paneId, dead: dead === "1" };
+      const info: PaneInfo = { paneId: tmuxPaneId(paneId), dead: dead === "1" };
       if (/^\d+$/.test(pid ?? "")) info.pid = Number(pid);
       return [info];
     });
@@ -312,11 +307,11 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
     listOwned,
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       await tmux.must(`interrupt pane "${id}"`, [["send-keys", "-t", id, "C-c"]], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       const action = `close pane "${id}"`;
       const at = anchor.known();
       if (at !== undefined) {
@@ -337,7 +332,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
       await tmux.must(action, [["kill-pane", "-t", id]], signal);
     },
     async setTitle(paneId, title, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       await tmux.must(
         `title pane "${id}"`,
         [["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(title))]],

@@ -6,13 +6,26 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import type { Version } from "../../lib/backend/backend.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { WEZTERM_GATE } from "./_spec.ts";
 
 /** A pane id as wezterm prints it (a `u64`). */
 export const PANE_ID: RegExp = /^\d{1,19}$/;
+
+/**
+ * Makes a WezTerm pane id: wezterm's numeric ids only, so no id can read as a flag.
+ *
+ * @param text The id, as wezterm printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function weztermPaneId(text: string): PaneId {
+  return checkPaneId(text, PANE_ID, "A WezTerm pane id is a number, such as 3");
+}
 
 /** A WezTerm version: `YYYYMMDD-HHMMSS-<hash>`, the commit's date and time (§5). */
 export interface WeztermVersion {
@@ -58,7 +71,7 @@ export function weztermVersion(v: Version): WeztermVersion {
 /** One pane of `wezterm cli list --format json` (`CliListResultItem`, §2). */
 export interface WeztermPane {
   /** The pane id, as text. */
-  paneId: string;
+  paneId: PaneId;
   /** Its tab. */
   tabId: number;
   /** Its window. */
@@ -104,7 +117,7 @@ export function parseList(stdout: string): WeztermPane[] {
   if (items === undefined) throw unparseableOutput("wezterm", "pane list", stdout);
   return items.map((it) => {
     const pane: WeztermPane = {
-      paneId: String(it.pane_id),
+      paneId: weztermPaneId(String(it.pane_id)),
       tabId: it.tab_id,
       windowId: it.window_id,
       title: it.title,
@@ -141,12 +154,12 @@ export function parseFocused(stdout: string): string[] {
  * @returns The pane id.
  * @throws {MuxError} `unparseable_output`.
  */
-export function parseSplit(stdout: string): string {
+export function parseSplit(stdout: string): PaneId {
   const id = stdout.trim();
   if (!PANE_ID.test(id) || stdout.replace(/\n$/, "") !== id) {
     throw unparseableOutput("wezterm", "new pane id", stdout);
   }
-  return id;
+  return weztermPaneId(id);
 }
 
 /** Why a `wezterm cli` call failed. */

@@ -30,7 +30,6 @@
 
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import type {
   Backend,
   BackendDeps,
@@ -53,6 +52,7 @@ import { ENVIRON_READABLE, sessionLeaders } from "../../lib/sys/processes.ts";
 import { SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
 import {
   cleanTitle,
+  type PaneId,
   validateDirectory,
   validateSessionId,
   validateTarget,
@@ -72,6 +72,7 @@ import {
   parseList,
   parseSplit,
   type WeztermPane,
+  weztermPaneId,
   type WeztermVersion,
   weztermVersion,
 } from "./_parse.ts";
@@ -88,11 +89,6 @@ export interface WeztermBackendOptions {
    * @default `sessionLeaders` on Linux, else null
    */
   leaders?: (() => SessionLeader[]) | null;
-}
-
-/** Checks a pane id: wezterm's numeric ids only, so no id can read as a flag. */
-function paneArg(paneId: string): string {
-  return checkPaneId(paneId, PANE_ID, "A WezTerm pane id is a number, such as 3");
 }
 
 function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
@@ -275,7 +271,7 @@ export function createWeztermBackend(
       if (credentials) removeCredentialsFile(credentials);
       throw err;
     }
-    let paneId: string;
+    let paneId: PaneId;
     try {
       paneId = parseSplit(stdout);
     } catch (err) {
@@ -300,7 +296,7 @@ export function createWeztermBackend(
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneArg(paneId);
+    const id = weztermPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     if (!pane) opened.delete(id);
     return pane ? toInfo(pane) : null;
@@ -318,7 +314,7 @@ export function createWeztermBackend(
   };
 
   const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+    const id = weztermPaneId(paneId);
     const credentials = credentialFiles.get(id);
     if (credentials) {
       credentialFiles.delete(id);
@@ -331,7 +327,7 @@ export function createWeztermBackend(
   };
 
   const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+    const id = weztermPaneId(paneId);
     // --no-paste: the byte goes to the pty as typed, so the tty makes SIGINT of it (a cooked
     // program) or a TUI reads Ctrl+C; a paste would be bracketed text (§3).
     await wezterm.must(`interrupt pane ${id}`, [
@@ -345,7 +341,7 @@ export function createWeztermBackend(
   };
 
   const setTitle = async (paneId: string, _title: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+    const id = weztermPaneId(paneId);
     if (!(await list(signal)).some((p) => p.paneId === id)) {
       throw new MuxError("pane_not_found", `Cannot title pane ${id}: WezTerm does not list it`);
     }

@@ -9,12 +9,29 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
 import { ZELLIJ_GATE } from "./_spec.ts";
 
 /** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;
+
+/**
+ * Makes a zellij pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag.
+ *
+ * @param text The id, as zellij printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function zellijPaneId(text: string): PaneId {
+  return checkPaneId(
+    text,
+    TERMINAL_ID,
+    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
+  );
+}
 
 /**
  * Turns `zellij --version` output into semver as {@linkcode ZELLIJ_GATE} reads it: `zellij
@@ -37,10 +54,10 @@ export function parseZellijVersion(text: string): string | null {
  * @returns `terminal_N`, or null when nothing was printed.
  * @throws {MuxError} `unparseable_output` for anything else (a `plugin_N` included).
  */
-export function parseNewPaneId(stdout: string): string | null {
+export function parseNewPaneId(stdout: string): PaneId | null {
   const parsed = NewPaneIdSchema.safeParse(stdout.trim());
   if (!parsed.success) throw unparseable("new pane id", stdout);
-  return parsed.data === "" ? null : parsed.data;
+  return parsed.data === "" ? null : zellijPaneId(parsed.data);
 }
 
 /** Nothing, or `terminal_N`. */
@@ -68,7 +85,7 @@ const PaneListSchema = z.array(PaneSchema);
 /** A terminal pane as muxbridge sees it. */
 export interface ZellijPane {
   /** `terminal_N`. */
-  paneId: string;
+  paneId: PaneId;
   /** The bare number zellij uses in JSON and in `ZELLIJ_PANE_ID`. */
   number: number;
   /** The pane's title. */
@@ -96,7 +113,7 @@ export function parsePaneList(stdout: string): ZellijPane[] {
   if (panes === undefined) throw unparseable("pane list", stdout);
   return panes.filter((p) => !p.is_plugin).map((p) => {
     const pane: ZellijPane = {
-      paneId: `terminal_${p.id}`,
+      paneId: zellijPaneId(`terminal_${p.id}`),
       number: p.id,
       title: p.title,
       dead: p.exited === true || p.is_held === true,

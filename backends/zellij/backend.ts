@@ -23,7 +23,6 @@
 import semver from "semver";
 import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
-import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
   Backend,
@@ -43,12 +42,13 @@ import { describeArgv } from "../../lib/sys/exec.ts";
 import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";
 import {
   cleanTitle,
+  type PaneId,
   validateDirectory,
   validateSessionId,
   validateTarget,
 } from "../../lib/validate.ts";
 import { createZellijCommand, zellijError } from "./_command.ts";
-import { parseNewPaneId, parsePaneList, TERMINAL_ID, type ZellijPane } from "./_parse.ts";
+import { parseNewPaneId, parsePaneList, type ZellijPane, zellijPaneId } from "./_parse.ts";
 import {
   ZELLIJ_CAPABILITIES,
   ZELLIJ_DOCTOR,
@@ -59,15 +59,6 @@ import {
 
 /** `new-pane --no-focus` (PR #5346, research §2.7). */
 const NO_FOCUS_VERSION = "0.45.0";
-
-/** Checks a pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag. */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(
-    paneId,
-    TERMINAL_ID,
-    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
-  );
-}
 
 /** The program argv: zellij runs what follows `--` directly, without a shell (research §2.2). */
 function programArgv(argv: readonly string[]): string[] {
@@ -151,7 +142,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
     if (deps.config.zellij.session && deps.config.zellij.session !== layer.session) {
       return undefined;
     }
-    return paneIdArg(layer.paneId);
+    return zellijPaneId(layer.paneId);
   };
 
   /** The tab to open panes in: the caller's pane's tab, never a guess (OMOS PR #774). */
@@ -182,7 +173,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
     tabId: number | undefined,
     title: string,
     signal?: AbortSignal,
-  ): Promise<string | null> => {
+  ): Promise<PaneId | null> => {
     const fresh = (await listPanes(signal)).filter((p) =>
       !before.has(p.paneId) && (tabId === undefined || p.tabId === tabId)
     );
@@ -230,7 +221,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
       "--",
       ...program,
     ];
-    let paneId: string | null = null;
+    let paneId: PaneId | null = null;
     for (const directed of [true, false]) {
       const stdout = await zellij.must("open a pane", open(directed), req.signal);
       paneId = parseNewPaneId(stdout) ?? await findNewPane(known, tabId, title, req.signal);
@@ -261,7 +252,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
   };
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
+    const id = zellijPaneId(paneId);
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
     return pane ? { paneId: pane.paneId, dead: pane.dead, title: pane.title } : null;
   };
@@ -366,19 +357,19 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
     listOwned: () => Promise.resolve([]),
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       await requirePane(id, "interrupt the pane", signal);
       // The raw ETX byte: the pty's line discipline turns it into SIGINT. `send-keys "Ctrl c"`
       // with -p writes kitty CSI-u (ESC[99;5u), which a cooked tty does not (research §2.4).
       await zellij.must(`interrupt pane "${id}"`, ["write", "-p", id, "3"], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       await requirePane(id, "close the pane", signal);
       await zellij.must(`close pane "${id}"`, ["close-pane", "-p", id], signal);
     },
     async setTitle(paneId, title, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       const clean = cleanTitle(title);
       await requirePane(id, "title the pane", signal);
       if (clean === "") return;

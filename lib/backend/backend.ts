@@ -21,6 +21,7 @@ import type { Config, ConfigSection, LayoutName, SectionSchema } from "../config
 import type { Runner } from "../sys/exec.ts";
 import type { EnvLookup, Identity, Layer } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
+import type { PaneId } from "../validate.ts";
 
 /**
  * The form of a backend's name (`tmux`, `wezterm`): lower-case letters and digits, starting with a
@@ -113,7 +114,7 @@ export interface SpawnRequest {
 /** A pane that was opened. */
 export interface SpawnedPane {
   /** The backend's pane id. */
-  paneId: string;
+  paneId: PaneId;
   /** The pane program's process id, when the backend tells it. */
   pid?: number;
   /** The layout was already applied with the open (no separate layout pass is needed). */
@@ -123,7 +124,7 @@ export interface SpawnedPane {
 /** What a backend knows of one pane. */
 export interface PaneInfo {
   /** The backend's pane id. */
-  paneId: string;
+  paneId: PaneId;
   /** The pane's program has ended but the pane is still shown (dead, held). */
   dead: boolean;
   /** The pane program's process id, when known. */
@@ -215,7 +216,12 @@ export interface ProtocolVersion {
   readonly version: string;
 }
 
-/** A multiplexer backend. */
+/**
+ * A multiplexer backend. Every pane id it reports is a {@linkcode PaneId}, made once by its
+ * parsers where the id enters from the multiplexer (`_pane_id.ts`). An id it is handed (from a
+ * pane record, the CLI, the session loop) is checked against its own form the same way before it
+ * reaches argv, so an id of another backend's form is refused, never sent.
+ */
 export interface Backend {
   /** The backend's name (its {@linkcode BackendModule.name}). */
   readonly name: string;

@@ -854,7 +854,9 @@ export class SessionLoop {
         let suspects = open;
         if (backend.capabilities.marks) {
           try {
-            const live = new Map((await backend.listOwned()).map((p) => [p.paneId, p]));
+            const live = new Map<string, { dead: boolean }>(
+              (await backend.listOwned()).map((p) => [p.paneId, p]),
+            );
             suspects = open.filter((p) => live.get(p.paneId)?.dead !== false);
             this.#warnedUnreachable = false;
           } catch { /* inspect each pane below */ }

@@ -14,6 +14,7 @@ import {
   type PaneRow,
   parsePaneRows,
   parseTmuxVersion,
+  tmuxPaneId,
 } from "../../backends/tmux/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
@@ -170,7 +171,7 @@ Deno.test("mainPaneValue() uses a percentage from tmux 3.2 and cells before", ()
 
 function row(paneId: string, extra: Partial<PaneRow> = {}): PaneRow {
   return {
-    paneId,
+    paneId: tmuxPaneId(paneId),
     dead: false,
     active: false,
     index: Number(paneId.slice(1)),

@@ -12,6 +12,7 @@ import {
   parseList,
   parseWeztermVersion,
   weztermMessage,
+  weztermPaneId,
 } from "../../backends/wezterm/_parse.ts";
 import { programArgv } from "../../backends/wezterm/_command.ts";
 import { splitPlan } from "../../backends/wezterm/_place.ts";
@@ -149,7 +150,7 @@ Deno.test("programArgv() passes argv untouched when there is nothing to add, els
 
 Deno.test("splitPlan() splits the anchor first by layout and main_pane_size, then the largest pane muxbridge opened in that tab", () => {
   const pane = (paneId: string, tabId: number, rows: number, cols: number) => ({
-    paneId,
+    paneId: weztermPaneId(paneId),
     tabId,
     windowId: 0,
     title: "",
