@@ -161,8 +161,8 @@ Deno.test("herdr finds its socket as the herdr CLI would for muxbridge's command
     HERDR_SESSION: "envs",
   };
   assert.equal(
-    where({ herdr: { session: "work" } }, env, inside()),
-    "/cfg/herdr/sessions/work/herdr.sock",
+    where({ herdr: { session: "job" } }, env, inside()),
+    "/cfg/herdr/sessions/job/herdr.sock",
   );
   assert.equal(where({ herdr: { session: "default" } }, env), "/cfg/herdr/herdr.sock");
   assert.equal(where({ herdr: { socket_path: "/s.sock" } }, env, inside()), "/s.sock");

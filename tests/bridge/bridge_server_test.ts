@@ -152,7 +152,7 @@ function record(paneId: string, sessionId: string, owner: string): PaneRecord {
     openedAt: new Date(0).toISOString(),
     owner,
     server: URL,
-    directory: "/work/project",
+    directory: "/srv/project",
   };
 }
 
@@ -254,7 +254,7 @@ Deno.test("runBridge() opens after readiness, polls and closes on a confirmed id
     type: "session.created",
     properties: {
       sessionID: "ses_a",
-      info: { id: "ses_a", parentID: "ses_p", title: "a", directory: "/work/project" },
+      info: { id: "ses_a", parentID: "ses_p", title: "a", directory: "/srv/project" },
     },
   });
   await r.clock.advance(2000);

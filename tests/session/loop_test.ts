@@ -50,7 +50,7 @@ function setup(overrides: Record<string, unknown> = {}, ctx: Partial<LoopContext
 
 const created = (id: string, title = `title of ${id}`, parentId: string | null = "ses_parent") => ({
   kind: "created" as const,
-  info: { id, title, ...(parentId ? { parentId } : {}), directory: "/work/project" },
+  info: { id, title, ...(parentId ? { parentId } : {}), directory: "/srv/project" },
 });
 const status = (id: string, s: "busy" | "idle") => ({
   kind: "status" as const,
@@ -79,9 +79,9 @@ Deno.test("SessionLoop opens exactly one pane per child however created and busy
     "--session",
     "ses_a",
     "--dir",
-    "/work/project",
+    "/srv/project",
   ]);
-  assert.equal(pane.req.cwd, "/work/project");
+  assert.equal(pane.req.cwd, "/srv/project");
   assert.equal(pane.req.owner, "4242:100");
   assert.equal(h.store.records.size, 1);
 });
