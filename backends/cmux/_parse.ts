@@ -18,7 +18,7 @@ import { CMUX_GATE } from "./_spec.ts";
 
 /**
  * Makes a cmux pane id: a surface UUID only, never a ref (`surface:N` refs renumber;
- * docs/backends/cmux.md §4.1).
+ * docs/backends/cmux.md §1).
  *
  * @param text The id, as cmux answered it or as muxbridge was handed it.
  * @returns The pane id.

@@ -3,11 +3,11 @@
  * the surface muxbridge runs in, its program typed into the new terminal's shell.
  *
  * cmux has closed a *different* live surface and exited 0 when `close-surface` got a ref it could
- * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever names
- * surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the surface
- * it runs in, re-lists the workspace right before closing (an unlisted surface is never passed to
- * close-surface), and lists it again afterwards: if any other surface vanished or the receipt
- * names another surface, the close fails loudly (`close_unverified`, logged as an error).
+ * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever
+ * names surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the
+ * surface it runs in, re-lists the workspace right before closing (an unlisted surface is never
+ * passed to close-surface), and lists it again afterwards: if any other surface vanished or the
+ * receipt names another surface, the close fails loudly (`close_unverified`, logged as an error).
  *
  * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. The facts it
  * relies on, with the upstream source they come from, are in `docs/backends/cmux.md` (cited "§N").
@@ -76,10 +76,24 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * @returns The backend.
  *
  * @example
- * ```ts ignore
- * const backend = createCmuxBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { CmuxConfig } from "./_spec.ts";
+ * import { createCmuxBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<CmuxConfig>): Promise<void> {
+ *   const backend = createCmuxBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {

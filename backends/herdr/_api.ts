@@ -127,7 +127,7 @@ interface Op<T> {
   readOnly: boolean;
   /**
    * Reads the result: the socket's answer line or the CLI's stdout, the same
-   * `{"id","result":{…}}` envelope either way (herdr.md §6, §7).
+   * `{"id","result":{…}}` envelope either way (docs/backends/herdr.md §6, §7).
    */
   read(text: string): T;
 }
@@ -403,8 +403,8 @@ export function createHerdrApi(
       }, signal);
     },
     run(paneId, text, signal) {
-      // `pane run` is `pane.send_input {text, keys:["Enter"]}` (herdr.md §8). Both answer nothing
-      // muxbridge reads: the CLI prints nothing, the socket a bare result.
+      // `pane run` is `pane.send_input {text, keys:["Enter"]}` (docs/backends/herdr.md §8). Both
+      // answer nothing muxbridge reads: the CLI prints nothing, the socket a bare result.
       return exec({
         action: `start the program in pane "${paneId}"`,
         method: "pane.send_input",

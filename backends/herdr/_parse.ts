@@ -2,9 +2,9 @@
  * Private to the herdr backend: the parsers of what herdr answers (version text, the JSON result
  * envelope the CLI prints on stdout and the socket answers, the JSON error line on stderr).
  *
- * Shapes come from `/work/shared/research/herdr.md` ("herdr.md §N"): the herdr 0.8.2 source
- * (`src/cli.rs`, `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr
- * 0.9.x). herdr cannot run here; nothing was captured live by muxbridge.
+ * Shapes come from `docs/backends/herdr.md` ("§N"): the herdr 0.8.2 source (`src/cli.rs`,
+ * `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr 0.9.x). herdr
+ * cannot run here; nothing was captured live by muxbridge.
  *
  * @module
  */
@@ -41,7 +41,7 @@ export function herdrPaneId(text: string): PaneId {
   return checkPaneId(text, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
 }
 
-/** A pane in a result: the fields muxbridge reads (PaneInfo, herdr.md §9). */
+/** A pane in a result: the fields muxbridge reads (PaneInfo, docs/backends/herdr.md §9). */
 const PaneSchema = z.object({
   pane_id: z.string().min(1),
   label: z.string().optional(),
@@ -68,7 +68,7 @@ export const ProcessInfoSchema = z.object({
 
 /**
  * `ping` on the socket: `{"id","result":{"type":"pong","version","protocol","capabilities"}}`
- * (herdr.md §6; `capabilities` may be null or absent).
+ * (docs/backends/herdr.md §6; `capabilities` may be null or absent).
  */
 export const PongSchema = z.object({
   result: z.object({
@@ -80,7 +80,8 @@ export const PongSchema = z.object({
 
 /**
  * One answer line on the socket: `{"id","result":{"type",…}}` or `{"id","error":{"code",
- * "message"}}`, fields in struct order (herdr.md §6; the order does not matter to a JSON parser).
+ * "message"}}`, fields in struct order (docs/backends/herdr.md §6; the order does not matter to a
+ * JSON parser).
  */
 export const WireReplySchema = z.union([
   z.object({ id: z.string(), result: z.object({ type: z.string().min(1) }) }),
@@ -88,7 +89,8 @@ export const WireReplySchema = z.union([
 ]);
 
 /**
- * Parses one result line of the CLI (one compact JSON object and a newline, herdr.md §7).
+ * Parses one result line of the CLI (one compact JSON object and a newline, docs/backends/herdr.md
+ * §7).
  *
  * @param stdout What herdr printed.
  * @param schema The expected shape.
@@ -117,8 +119,8 @@ export interface HerdrApiError {
 
 /**
  * Reads the error line herdr writes on stderr with exit 1: one JSON object, keys sorted, or
- * `{"id","error"}` for `server_not_running` / `protocol_mismatch` (herdr.md §6, §11). The key
- * order does not matter to a JSON parser.
+ * `{"id","error"}` for `server_not_running` / `protocol_mismatch` (§6, §11).
+ * The key order does not matter to a JSON parser.
  *
  * @param stderr herdr's stderr.
  * @returns The error, or null when stderr holds no such line (a Rust `Error: …` text, say).

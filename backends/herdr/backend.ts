@@ -6,9 +6,8 @@
  * validated before exec (herdr has no `--`).
  *
  * herdr cannot be installed here: this backend is verified against the fake CLI in
- * `tests/fakes/bin/herdr`, built from `/work/shared/research/herdr.md` ("herdr.md §N": the
- * herdr 0.8.2 source and sneat-dev/wb's live-captured 0.9.x fixtures), never against a real
- * herdr.
+ * `tests/fakes/bin/herdr`, built from `docs/backends/herdr.md` ("§N": the herdr 0.8.2 source and
+ * sneat-dev/wb's live-captured 0.9.x fixtures), never against a real herdr.
  *
  * The minimum, 0.8.2: public ids `w1:p1` since 0.7.0, JSON `server_not_running` errors since
  * 0.8.0, and 0.8.2 is the release whose source was read (protocol 20) with every command used
@@ -83,7 +82,7 @@ export interface HerdrBackendOptions {
   environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
 }
 
-/** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
+/** Variables herdr manages itself (a caller's `--env` cannot override them, docs/backends/herdr.md §4). */
 const RESERVED_ENV = new Set([
   "HERDR_ENV",
   "HERDR_SOCKET_PATH",
@@ -127,10 +126,24 @@ const ANCHOR_HINT =
  * @returns The backend.
  *
  * @example Open a pane next to the pane muxbridge runs in
- * ```ts ignore
- * const backend = createHerdrBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { HerdrConfig } from "./_spec.ts";
+ * import { createHerdrBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<HerdrConfig>): Promise<void> {
+ *   const backend = createHerdrBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createHerdrBackend(
@@ -421,7 +434,8 @@ export function createHerdrBackend(
     findSpawned,
     async interrupt(paneId, signal) {
       const id = herdrPaneId(paneId);
-      // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.
+      // Silent on success (docs/backends/herdr.md §7); an unknown pane is a pane_not_found error
+      // line.
       await api.sendKeys(id, ["ctrl+c"], signal);
     },
     async kill(paneId, signal) {

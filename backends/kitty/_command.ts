@@ -30,7 +30,7 @@ export type KittyFailure = "not_found" | "unreachable" | "bad_address" | "other"
  * a missing socket `No listen on socket found at: unix:/tmp/x.sock`, a stale socket a Python
  * traceback ending `ConnectionRefusedError: [Errno 111] Connection refused`, a bad address
  * `Invalid listen on address: bogus`, no address outside kitty `Failed to open controlling
- * terminal` (research §3.1). The Go `kitten` (>= 0.27) words connection failures as Go dial
+ * terminal` (§1). The Go `kitten` (>= 0.27) words connection failures as Go dial
  * errors (`dial unix …: connect: …`), matched loosely.
  *
  * @param stderr The program's stderr.
@@ -123,7 +123,7 @@ export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand
     const value = configured ?? layer?.socket ?? (env ? env : undefined);
     if (value === undefined) {
       // Without an address, `kitty @` talks through the controlling tty, which a bridge spawned
-      // by OpenCode does not have (research §3.1: it dies with "Failed to open controlling
+      // by OpenCode does not have (§1: it dies with "Failed to open controlling
       // terminal"). Refuse up front with the fix.
       throw new MuxError(
         "backend_unreachable",
@@ -159,8 +159,8 @@ export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand
       try {
         return await versionOf(bin, signal);
       } catch (err) {
-        // `kitten` exists from 0.27 on; Debian 12's kitty 0.26.5 has only `kitty @` (research
-        // §3.1), so a missing kitten falls back to kitty.
+        // `kitten` exists from 0.27 on; Debian 12's kitty 0.26.5 has only `kitty @` (§1), so a
+        // missing kitten falls back to kitty.
         if (!isMuxError(err, "binary_not_found")) throw err;
         missing = err;
       }

@@ -2,7 +2,7 @@
  * Private to the kitty backend: the parsers of what kitty prints (version text, the window id
  * `launch` prints, the `ls` JSON) and the version thresholds of the features muxbridge uses.
  *
- * Evidence: `/work/shared/research/backends.md` §3 ("research §3.x") and live runs of kitty
+ * Evidence: `docs/backends/kitty.md` ("§N") and live runs of kitty
  * 0.26.5 under Xvfb (Debian 12), noted where used.
  *
  * @module
@@ -16,13 +16,13 @@ import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
 import type { PaneId } from "../../lib/validate.ts";
 import { KITTY_GATE } from "./_spec.ts";
 
-/** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (research §3.6). */
+/** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (§6). */
 export const USER_VARS_VERSION = "0.30.0";
 
-/** `launch --next-to` (place the window next to a given one) arrived in 0.40.0 (research §3.6). */
+/** `launch --next-to` (place the window next to a given one) arrived in 0.40.0 (§6). */
 export const NEXT_TO_VERSION = "0.40.0";
 
-/** A kitty window id: decimal digits (monotonic per kitty process, never reused; research §3.2). */
+/** A kitty window id: decimal digits (monotonic per kitty process, never reused; §2). */
 export const WINDOW_ID = /^\d+$/;
 
 /**
@@ -49,7 +49,7 @@ export function parseKittyVersion(text: string): string | null {
 }
 
 /**
- * Reads the window id `launch` prints (one integer line, research §3.2: `2`).
+ * Reads the window id `launch` prints (one integer line, §2: `2`).
  *
  * @param stdout What `launch` printed.
  * @returns The window id.
@@ -75,7 +75,7 @@ const WindowSchema = z.object({
   id: z.number().int().nonnegative(),
   pid: z.number().int().positive().nullable().optional(),
   title: z.string(),
-  // 0.30+ (research §3.3); absent on 0.26.
+  // 0.30+ (§3); absent on 0.26.
   user_vars: z.record(z.string(), z.string()).optional(),
   env: z.record(z.string(), z.unknown()).optional(),
 });

@@ -3,9 +3,8 @@
  * the tab of the anchor window, opened without taking focus, driven through `kitten @` (0.27+) or
  * `kitty @` (0.26) addressed with `--to`.
  *
- * Evidence for every quirk is `/work/shared/research/backends.md` §3 and §5 ("research §3.x"),
- * the kitty 0.26.5 source shipped by Debian 12 (`/usr/lib/kitty/kitty/*.py`) or a live run of
- * kitty 0.26.5 under Xvfb, noted where used. Newer versions (kitten, user variables,
+ * Evidence for every quirk is `docs/backends/kitty.md` ("§N"), the kitty 0.26.5 source or a live
+ * run of kitty 0.26.5 under Xvfb, noted where used. Newer versions (kitten, user variables,
  * `--next-to`) are gated on the probed version and tested against a fake runner only.
  *
  * @module
@@ -58,7 +57,7 @@ import {
 } from "./_parse.ts";
 
 /**
- * tmux layout names → kitty layouts (research §3.5). kitty layouts rearrange a whole tab and
+ * tmux layout names → kitty layouts (§5). kitty layouts rearrange a whole tab and
  * have no main-pane-size setting of their own (the size is the layout's `bias` option in
  * `enabled_layouts`).
  */
@@ -82,7 +81,7 @@ function marksOf(window: KittyWindow): { sessionId?: string; owner?: string } {
 }
 
 function toInfo(window: KittyWindow): PaneInfo {
-  // Without --hold a kitty window closes when its program exits (research §3.2), so a listed
+  // Without --hold a kitty window closes when its program exits (§2), so a listed
   // window is never dead.
   const info: PaneInfo = { paneId: window.id, dead: false, title: window.title };
   if (window.pid !== undefined) info.pid = window.pid;
@@ -96,10 +95,24 @@ function toInfo(window: KittyWindow): PaneInfo {
  * @returns The backend. Its `capabilities.marks` turns true once a kitty >= 0.30 was probed.
  *
  * @example Open a window next to the one muxbridge runs in
- * ```ts ignore
- * const backend = createKittyBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { KittyConfig } from "./_spec.ts";
+ * import { createKittyBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<KittyConfig>): Promise<void> {
+ *   const backend = createKittyBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
@@ -211,7 +224,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
 
   const interrupt = async (paneId: string, signal?: AbortSignal) => {
     const id = kittyWindowId(paneId);
-    // send-text exits 0 and does nothing for an unknown window (research §3.4, live 0.26.5),
+    // send-text exits 0 and does nothing for an unknown window (§4, live 0.26.5),
     // so the window's existence is checked first.
     if (!findWindow(await list(signal), id)) {
       throw new MuxError("pane_not_found", `Cannot interrupt kitty window ${id}: it is gone`);
@@ -238,7 +251,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     }
     await kitty.must(`close kitty window ${id}`, ["close-window", `--match=id:${id}`], signal);
     // Closing is deferred to kitty's next loop tick: `ls` may still list the window for a moment
-    // and a second close right after still exits 0 (research §3.5, live 0.26.5). Wait until it
+    // and a second close right after still exits 0 (§5, live 0.26.5). Wait until it
     // is gone (bounded) so that one verifying look afterwards is enough, however slow `kitty @`
     // is (1-6 s per call was measured here under load). Still listed at the deadline: the
     // caller's verification reports it.

@@ -89,11 +89,26 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * @returns The backend; `dispose()` stops the provider.
  *
  * @example
- * ```ts ignore
- * const backend = createProviderBackend(deps); // deps.config.provider.command = ["./provider"]
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
- * await backend.dispose?.();
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { ProviderConfig } from "./_spec.ts";
+ * import { createProviderBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<ProviderConfig>): Promise<void> {
+ *   // deps.config.provider.command is the provider program, such as ["./provider"]
+ *   const backend = createProviderBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ *   await backend.dispose?.();
+ * }
  * ```
  */
 export function createProviderBackend(

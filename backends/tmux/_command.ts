@@ -148,13 +148,13 @@ export interface TmuxRunOptions {
 export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "conflict" | "other";
 
 /**
- * Reads tmux's stderr. Evidence (tmux 3.3a, research §1.6 and live): an unknown pane, window or
- * session exits 1 with `can't find pane: %99` / `can't find window: @9` / `can't find session`;
- * no socket file gives `error connecting to <path> (No such file or directory)`, a stale socket
- * `no server running on <path>`, and a server that dies during a command `server exited
+ * Reads tmux's stderr. Evidence (tmux 3.3a, live; docs/backends/tmux.md §3): an unknown pane,
+ * window or session exits 1 with `can't find pane: %99` / `can't find window: @9` / `can't find
+ * session`; no socket file gives `error connecting to <path> (No such file or directory)`, a stale
+ * socket `no server running on <path>`, and a server that dies during a command `server exited
  * unexpectedly` or `lost server`; a full window gives `no space for new pane` (or, in other
- * versions, `create pane failed: pane too small`); a window index already taken
- * `create window failed: index 3 in use`.
+ * versions, `create pane failed: pane too small`); a window index already taken `create window
+ * failed: index 3 in use`.
  *
  * @param stderr tmux's stderr.
  * @returns The failure kind.

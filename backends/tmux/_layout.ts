@@ -30,7 +30,8 @@ export type LayoutCell =
 /**
  * Parses `#{window_layout}`: `csum,WxH,X,Y` then `,ID` (a pane), `{…}` (left-right) or `[…]`
  * (top-bottom), children joined by commas (tmux `layout-custom.c`, e.g.
- * `5f21,200x50,0,0{119x50,0,0,0,80x50,120,0[80x24,120,0,2,80x25,120,25,3]}`, research §1.8).
+ * `5f21,200x50,0,0{119x50,0,0,0,80x50,120,0[80x24,120,0,2,80x25,120,25,3]}`, docs/backends/tmux.md
+ * §4).
  *
  * @param text The layout string.
  * @returns The root cell, or null when the text does not parse.

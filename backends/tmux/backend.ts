@@ -3,8 +3,8 @@
  * marks as pane user options, overflow into a tagged muxbridge window when the anchor's window is
  * full, layouts that never reshape the user's panes.
  *
- * Evidence for every quirk is `/work/shared/research/backends.md` §1 and §5 ("research §1.x")
- * or a live observation on tmux 3.3a noted where it is used.
+ * Evidence for every quirk is in `docs/backends/tmux.md` ("§N") or a live observation on tmux
+ * 3.3a noted where it is used.
  *
  * @module
  */
@@ -51,9 +51,9 @@ import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
 import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_spec.ts";
 
 /**
- * The program argv: several elements are exec'd by tmux without a shell (research §1.2). With a
- * spawn token the program starts through {@linkcode tokenArgv}, so the pane's start command
- * carries the token from the moment tmux creates it.
+ * The program argv: several elements are exec'd by tmux without a shell (§2). With a spawn token
+ * the program starts through {@linkcode tokenArgv}, so the pane's start command carries the token
+ * from the moment tmux creates it.
  */
 function programArgv(argv: readonly string[], token?: string): string[] {
   if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
@@ -62,7 +62,7 @@ function programArgv(argv: readonly string[], token?: string): string[] {
     });
   }
   if (token !== undefined) return tokenArgv(argv, token);
-  // One element after `--` would go through the user's default-shell (research §1.2).
+  // One element after `--` would go through the user's default-shell (§2).
   return argv.length === 1 ? shArgv(argv) : [...argv];
 }
 
@@ -106,10 +106,24 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  * @returns The backend.
  *
  * @example Open a pane next to the pane muxbridge runs in
- * ```ts ignore
- * const backend = createTmuxBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { TmuxConfig } from "./_spec.ts";
+ * import { createTmuxBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<TmuxConfig>): Promise<void> {
+ *   const backend = createTmuxBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
@@ -143,8 +157,8 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
 
   const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = tmuxPaneId(paneId);
-    // list-panes, never display-message: the latter exits 0 for an unknown pane (research
-    // §1.6). list-panes -t %N lists %N's whole window, so pick %N's row.
+    // list-panes, never display-message: the latter exits 0 for an unknown pane (§3).
+    // list-panes -t %N lists %N's whole window, so pick %N's row.
     const result = await tmux.run([["list-panes", "-t", id, "-F", PANE_FORMAT]], signal);
     if (result.code !== 0) {
       const err = tmuxError(`inspect pane "${id}"`, result);

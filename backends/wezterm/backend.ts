@@ -108,10 +108,24 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * @returns The backend.
  *
  * @example
- * ```ts ignore
- * const backend = createWeztermBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { WeztermConfig } from "./_spec.ts";
+ * import { createWeztermBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<WeztermConfig>): Promise<void> {
+ *   const backend = createWeztermBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createWeztermBackend(

@@ -2,8 +2,8 @@
  * Private to the zellij backend: the parsers of what zellij prints (version text, the id a new
  * pane prints, `list-panes --json`) and the pane id form muxbridge accepts.
  *
- * Shapes come from `/work/shared/research/backends.md` §2 ("research §2.x"), read in the zellij
- * source (0.45.0 snapshot `bf8d23a4`); zellij cannot run here, so no output was captured live.
+ * Shapes come from `docs/backends/zellij.md` ("§N"), read in the zellij source (0.45.0 snapshot
+ * `bf8d23a4`); zellij cannot run here, so no output was captured live.
  *
  * @module
  */
@@ -15,7 +15,7 @@ import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 import type { PaneId } from "../../lib/validate.ts";
 import { ZELLIJ_GATE } from "./_spec.ts";
 
-/** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
+/** A terminal pane id as the CLI prints and takes it (`terminal_N`, §2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;
 
 /**
@@ -48,7 +48,7 @@ export function parseZellijVersion(text: string): string | null {
 /**
  * Reads the id `action new-pane` prints (0.44.0+, PR #4690). Empty output is a known quirk, not
  * an error: a crowded tab silently drops a directed split, and some builds print nothing
- * (research §2.2), so the caller finds the pane by listing.
+ * (§2), so the caller finds the pane by listing.
  *
  * @param stdout What zellij printed.
  * @returns `terminal_N`, or null when nothing was printed.
@@ -64,7 +64,7 @@ export function parseNewPaneId(stdout: string): PaneId | null {
 const NewPaneIdSchema = z.union([z.literal(""), z.string().regex(TERMINAL_ID)]);
 
 /**
- * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (research §2.3).
+ * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (§3).
  * Only the fields muxbridge reads are checked; the rest are kept out.
  */
 const PaneSchema = z.object({
@@ -102,7 +102,7 @@ export interface ZellijPane {
 
 /**
  * Parses `action list-panes --json --all`, keeping terminal panes only (plugin panes such as
- * the tab bar have their own id space, research §2.3).
+ * the tab bar have their own id space, §3).
  *
  * @param stdout What zellij printed.
  * @returns The terminal panes, in zellij's order.

@@ -4,8 +4,8 @@
  * pane id, never by focus.
  *
  * zellij cannot be installed here: this backend is verified against the fake CLI in
- * `tests/fakes/bin/zellij`, built from `/work/shared/research/backends.md` §2 and §5
- * ("research §2.x", read in the zellij source), never against a real zellij.
+ * `tests/fakes/bin/zellij`, built from `docs/backends/zellij.md` ("§N", read in the zellij
+ * source), never against a real zellij.
  *
  * What zellij cannot do, and what muxbridge does instead:
  * - no per-pane environment (zellij issues #1987, #3856, #4031: panes get the *server's*
@@ -57,10 +57,10 @@ import {
   type ZellijConfig,
 } from "./_spec.ts";
 
-/** `new-pane --no-focus` (PR #5346, research §2.7). */
+/** `new-pane --no-focus` (PR #5346, §7). */
 const NO_FOCUS_VERSION = "0.45.0";
 
-/** The program argv: zellij runs what follows `--` directly, without a shell (research §2.2). */
+/** The program argv: zellij runs what follows `--` directly, without a shell (§2). */
 function programArgv(argv: readonly string[]): string[] {
   if (argv.length === 0 || argv[0] === "" || argv.some((a) => a.includes("\0"))) {
     throw new MuxError("invalid_argument", `Cannot run ${describeArgv(argv)} in a pane`, {
@@ -91,10 +91,24 @@ const ANCHOR_HINT =
  * @returns The backend.
  *
  * @example Open a pane in the tab muxbridge runs in
- * ```ts ignore
- * const backend = createZellijBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import type { ZellijConfig } from "./_spec.ts";
+ * import { createZellijBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<ZellijConfig>): Promise<void> {
+ *   const backend = createZellijBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: "ses_1",
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
@@ -124,7 +138,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
 
   /**
    * The pane, or a `pane_not_found` error. zellij's `write`, `close-pane` and `rename-pane` exit
-   * 0 and do nothing for an unknown id (research §2.5), so existence is checked by listing.
+   * 0 and do nothing for an unknown id (§5), so existence is checked by listing.
    */
   const requirePane = async (id: string, action: string, signal?: AbortSignal) => {
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
@@ -226,8 +240,8 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
       const stdout = await zellij.must("open a pane", open(directed), req.signal);
       paneId = parseNewPaneId(stdout) ?? await findNewPane(known, tabId, title, req.signal);
       if (paneId) break;
-      // A crowded tab drops a directed split silently (exit 0, nothing printed; research
-      // §2.2): try once more and let zellij place the pane where it has room.
+      // A crowded tab drops a directed split silently (exit 0, nothing printed; §2): try once more
+      // and let zellij place the pane where it has room.
       deps.log.debug(`zellij printed no pane id and opened nothing; retrying without --direction`);
     }
     if (!paneId) {
@@ -360,7 +374,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
       const id = zellijPaneId(paneId);
       await requirePane(id, "interrupt the pane", signal);
       // The raw ETX byte: the pty's line discipline turns it into SIGINT. `send-keys "Ctrl c"`
-      // with -p writes kitty CSI-u (ESC[99;5u), which a cooked tty does not (research §2.4).
+      // with -p writes kitty CSI-u (ESC[99;5u), which a cooked tty does not (§4).
       await zellij.must(`interrupt pane "${id}"`, ["write", "-p", id, "3"], signal);
     },
     async kill(paneId, signal) {

@@ -13,9 +13,12 @@
  * @returns The step, run at most until it succeeds once.
  *
  * @example
- * ```ts ignore
- * const version = keepSuccess((signal) => readVersion(signal));
- * await version(); // runs readVersion; a later call returns the same promise
+ * ```ts
+ * import { keepSuccess } from "./_keep_success.ts";
+ * let runs = 0;
+ * const version = keepSuccess(() => Promise.resolve(`3.${++runs}`));
+ * await version(); // "3.1": the step ran
+ * await version(); // "3.1" again: the kept success, the step did not run
  * ```
  */
 export function keepSuccess<T>(

@@ -22,10 +22,12 @@ import type { Backend, BackendDeps, BackendModule } from "./backend.ts";
  * ```ts
  * import type { BackendDeps, BackendModule } from "./backend.ts";
  * import { createBackend } from "./create_backend.ts";
- * declare const module: BackendModule;
- * declare const deps: BackendDeps;
- * const backend = await createBackend(module, deps);
- * await backend.probe();
+ *
+ * async function build(module: BackendModule, deps: BackendDeps) {
+ *   const backend = await createBackend(module, deps);
+ *   await backend.probe();
+ *   return backend;
+ * }
  * ```
  */
 export function createBackend<C extends Config>(

@@ -24,8 +24,9 @@ function either(names: readonly string[]): string {
  * ```ts
  * import type { BackendModule } from "./backend.ts";
  * import { detectedTitles } from "./hints.ts";
- * declare const backends: readonly BackendModule[];
- * `Run OpenCode inside ${detectedTitles(backends)}`;
+ *
+ * const hint = (backends: readonly BackendModule[]) =>
+ *   `Run OpenCode inside ${detectedTitles(backends)}`;
  * ```
  */
 export function detectedTitles(backends: readonly BackendModule[]): string {

@@ -597,7 +597,7 @@ fakeTest(
   },
 );
 
-Deno.test("herdr parsers accept the research fixtures", async () => {
+Deno.test("herdr parsers accept the fixtures of tests/testdata/herdr", async () => {
   const read = (name: string) =>
     Deno.readTextFile(new URL(`../testdata/herdr/${name}`, import.meta.url));
   assert.equal(parseHerdrVersion(await read("version.txt")), "0.9.1");

@@ -76,7 +76,7 @@ interface FakeWindow {
   user_vars?: Record<string, string>;
 }
 
-/** `ls` JSON in the shape of kitty >= 0.30 (keys per research §3.3; synthesized). */
+/** `ls` JSON in the shape of kitty >= 0.30 (keys per docs/backends/kitty.md §3; synthesized). */
 function lsJson(tabs: Array<{ id?: number; layout?: string; windows: FakeWindow[] }>): string {
   return JSON.stringify([{
     id: 1,

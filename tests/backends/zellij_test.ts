@@ -82,7 +82,7 @@ Deno.test("parseNewPaneId() takes terminal_N, reads silence as unknown and refus
   }
 });
 
-Deno.test("parsePaneList() keeps terminal panes of the research fixture and marks held ones dead", async () => {
+Deno.test("parsePaneList() keeps terminal panes of the fixture and marks held ones dead", async () => {
   const text = await Deno.readTextFile(
     new URL("../testdata/zellij/list_panes.stdout", import.meta.url),
   );
