@@ -14,7 +14,7 @@ import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 import type { PaneId } from "../../lib/validate.ts";
-import { CMUX_GATE } from "./_spec.ts";
+import { CMUX_GATE } from "./_traits.ts";
 
 /**
  * Makes a cmux pane id: a surface UUID only, never a ref (`surface:N` refs renumber;

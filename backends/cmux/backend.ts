@@ -48,7 +48,7 @@ import {
   surfaceId,
   UUID,
 } from "./_parse.ts";
-import { CMUX_CAPABILITIES, CMUX_GATE, CMUX_MIN_VERSION, type CmuxConfig } from "./_spec.ts";
+import { CMUX_CAPABILITIES, CMUX_GATE, CMUX_MIN_VERSION, type CmuxConfig } from "./_traits.ts";
 import { typedCommand } from "./_typed.ts";
 
 const IDENTITY_HINT =
@@ -78,7 +78,7 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { CmuxConfig } from "./_spec.ts";
+ * import type { CmuxConfig } from "./_traits.ts";
  * import { createCmuxBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<CmuxConfig>): Promise<void> {

@@ -7,7 +7,7 @@
 
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envText } from "../../lib/sys/env.ts";
-import { CMUX_CAPABILITIES, CMUX_DOCTOR, CMUX_GATE, CMUX_SECTION } from "./_spec.ts";
+import { CMUX_CAPABILITIES, CMUX_DOCTOR, CMUX_GATE, CMUX_SECTION } from "./_traits.ts";
 
 /** The cmux backend. */
 export const cmux: BackendModule<"cmux", typeof CMUX_SECTION> = {

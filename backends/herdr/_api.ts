@@ -50,7 +50,7 @@ import {
   type SocketReply,
   type UnixRequester,
 } from "./_socket.ts";
-import { HERDR_GATE, HERDR_PROTOCOLS, type HerdrConfig } from "./_spec.ts";
+import { HERDR_GATE, HERDR_PROTOCOLS, type HerdrConfig } from "./_traits.ts";
 
 /** A pane as muxbridge reads it. */
 export type HerdrPane = z.infer<typeof PaneResultSchema>["result"]["pane"];

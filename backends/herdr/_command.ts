@@ -9,7 +9,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { HerdrConfig } from "./_spec.ts";
+import type { HerdrConfig } from "./_traits.ts";
 import {
   type ErrorCode,
   isMuxError,

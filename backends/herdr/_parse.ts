@@ -14,7 +14,7 @@ import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 import type { PaneId } from "../../lib/validate.ts";
-import { HERDR_GATE } from "./_spec.ts";
+import { HERDR_GATE } from "./_traits.ts";
 
 /**
  * Turns `herdr --version` output into semver as {@linkcode HERDR_GATE} reads it: `herdr 0.9.1`

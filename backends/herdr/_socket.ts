@@ -15,7 +15,7 @@
  */
 
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { HerdrConfig } from "./_spec.ts";
+import type { HerdrConfig } from "./_traits.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";

@@ -64,7 +64,12 @@ import {
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
 import { herdrPaneId } from "./_parse.ts";
 import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
-import { HERDR_CAPABILITIES, HERDR_DOCTOR, HERDR_MIN_VERSION, type HerdrConfig } from "./_spec.ts";
+import {
+  HERDR_CAPABILITIES,
+  HERDR_DOCTOR,
+  HERDR_MIN_VERSION,
+  type HerdrConfig,
+} from "./_traits.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
@@ -128,7 +133,7 @@ const ANCHOR_HINT =
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { HerdrConfig } from "./_spec.ts";
+ * import type { HerdrConfig } from "./_traits.ts";
  * import { createHerdrBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<HerdrConfig>): Promise<void> {

@@ -8,7 +8,7 @@
 import { layerOf } from "../../lib/backend/_layer.ts";
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envText } from "../../lib/sys/env.ts";
-import { HERDR_CAPABILITIES, HERDR_DOCTOR, HERDR_GATE, HERDR_SECTION } from "./_spec.ts";
+import { HERDR_CAPABILITIES, HERDR_DOCTOR, HERDR_GATE, HERDR_SECTION } from "./_traits.ts";
 
 /** The herdr backend. */
 export const herdr: BackendModule<"herdr", typeof HERDR_SECTION> = {

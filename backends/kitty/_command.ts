@@ -12,7 +12,7 @@ import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import { KITTY_GATE, type KittyConfig } from "./_spec.ts";
+import { KITTY_GATE, type KittyConfig } from "./_traits.ts";
 
 /** What to do when remote control cannot be reached. */
 export const REMOTE_CONTROL_HINT =

@@ -43,7 +43,12 @@ import {
 } from "../../lib/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
 import { launchArgs, MARK_OWNER, MARK_SESSION } from "./_launch.ts";
-import { KITTY_CAPABILITIES, KITTY_DOCTOR, KITTY_MIN_VERSION, type KittyConfig } from "./_spec.ts";
+import {
+  KITTY_CAPABILITIES,
+  KITTY_DOCTOR,
+  KITTY_MIN_VERSION,
+  type KittyConfig,
+} from "./_traits.ts";
 import {
   findWindow,
   type KittyTab,
@@ -97,7 +102,7 @@ function toInfo(window: KittyWindow): PaneInfo {
  * @example Open a window next to the one muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { KittyConfig } from "./_spec.ts";
+ * import type { KittyConfig } from "./_traits.ts";
  * import { createKittyBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<KittyConfig>): Promise<void> {

@@ -8,7 +8,7 @@
 import { layerOf } from "../../lib/backend/_layer.ts";
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envInt, envText } from "../../lib/sys/env.ts";
-import { KITTY_CAPABILITIES, KITTY_DOCTOR, KITTY_GATE, KITTY_SECTION } from "./_spec.ts";
+import { KITTY_CAPABILITIES, KITTY_DOCTOR, KITTY_GATE, KITTY_SECTION } from "./_traits.ts";
 
 /** The kitty backend. */
 export const kitty: BackendModule<"kitty", typeof KITTY_SECTION> = {

@@ -41,7 +41,7 @@ import {
 } from "../../lib/validate.ts";
 import { createProviderClient, type ProviderClient, type ProviderInfo } from "./_client.ts";
 import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
-import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_spec.ts";
+import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_traits.ts";
 
 /** Seams and bounds of {@linkcode createProviderBackend}, for tests. */
 export interface ProviderBackendOptions {
@@ -91,7 +91,7 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { ProviderConfig } from "./_spec.ts";
+ * import type { ProviderConfig } from "./_traits.ts";
  * import { createProviderBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<ProviderConfig>): Promise<void> {

@@ -11,7 +11,7 @@ import {
   PROVIDER_DOCTOR,
   PROVIDER_PROTOCOL_VERSION,
   PROVIDER_SECTION,
-} from "./_spec.ts";
+} from "./_traits.ts";
 
 /** The pane-provider backend. */
 export const provider: BackendModule<"provider", typeof PROVIDER_SECTION> = {

@@ -10,7 +10,7 @@
 
 import { z } from "zod";
 import { LAYOUTS } from "../../lib/config.ts";
-import { PROVIDER_PROTOCOL_VERSION } from "./_spec.ts";
+import { PROVIDER_PROTOCOL_VERSION } from "./_traits.ts";
 
 export { PROVIDER_PROTOCOL_VERSION };
 

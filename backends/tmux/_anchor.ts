@@ -10,7 +10,7 @@
  */
 
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { TmuxConfig } from "./_spec.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type TmuxCommand, tmuxError } from "./_command.ts";

@@ -18,7 +18,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { TmuxConfig } from "./_spec.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 

@@ -6,7 +6,7 @@
 
 import type { PaneId } from "../../lib/validate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { TmuxConfig } from "./_spec.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { Anchor } from "./_anchor.ts";
 import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";

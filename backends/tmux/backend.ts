@@ -48,7 +48,7 @@ import {
   tmuxPaneId,
 } from "./_parse.ts";
 import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
-import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_spec.ts";
+import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_traits.ts";
 
 /**
  * The program argv: several elements are exec'd by tmux without a shell (§2). With a spawn token
@@ -108,7 +108,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { TmuxConfig } from "./_spec.ts";
+ * import type { TmuxConfig } from "./_traits.ts";
  * import { createTmuxBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<TmuxConfig>): Promise<void> {

@@ -9,7 +9,7 @@
 import { layerOf } from "../../lib/backend/_layer.ts";
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envInt, envText } from "../../lib/sys/env.ts";
-import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, TMUX_SECTION } from "./_spec.ts";
+import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, TMUX_SECTION } from "./_traits.ts";
 
 /** The tmux backend. */
 export const tmux: BackendModule<"tmux", typeof TMUX_SECTION> = {

@@ -13,7 +13,7 @@
 import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { WeztermConfig } from "./_spec.ts";
+import type { WeztermConfig } from "./_traits.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";

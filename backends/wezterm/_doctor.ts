@@ -10,7 +10,7 @@ import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { toMuxError } from "../../lib/sys/errors.ts";
 import { ANCHOR_HINT, SOCKET_HINT } from "./_command.ts";
 import type { WeztermPane, WeztermVersion } from "./_parse.ts";
-import { WEZTERM_DOCTOR, WEZTERM_MIN_VERSION } from "./_spec.ts";
+import { WEZTERM_DOCTOR, WEZTERM_MIN_VERSION } from "./_traits.ts";
 
 /** What the checks read of the backend. */
 export interface DoctorContext {

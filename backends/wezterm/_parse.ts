@@ -11,7 +11,7 @@ import { readVersion } from "../../lib/backend/_version_gate.ts";
 import type { Version } from "../../lib/backend/backend.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
 import type { PaneId } from "../../lib/validate.ts";
-import { WEZTERM_GATE } from "./_spec.ts";
+import { WEZTERM_GATE } from "./_traits.ts";
 
 /** A pane id as wezterm prints it (a `u64`). */
 export const PANE_ID: RegExp = /^\d{1,19}$/;

@@ -76,7 +76,7 @@ import {
   type WeztermVersion,
   weztermVersion,
 } from "./_parse.ts";
-import { WEZTERM_CAPABILITIES, WEZTERM_GATE, type WeztermConfig } from "./_spec.ts";
+import { WEZTERM_CAPABILITIES, WEZTERM_GATE, type WeztermConfig } from "./_traits.ts";
 
 /** A session leader and its environment (`lib/sys/processes.ts` `sessionLeaders`). */
 export type SessionLeader = { pid: number; env: Readonly<Record<string, string>> };
@@ -110,7 +110,7 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { WeztermConfig } from "./_spec.ts";
+ * import type { WeztermConfig } from "./_traits.ts";
  * import { createWeztermBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<WeztermConfig>): Promise<void> {

@@ -8,7 +8,7 @@
 import { layerOf } from "../../lib/backend/_layer.ts";
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envText } from "../../lib/sys/env.ts";
-import { WEZTERM_CAPABILITIES, WEZTERM_DOCTOR, WEZTERM_GATE, WEZTERM_SECTION } from "./_spec.ts";
+import { WEZTERM_CAPABILITIES, WEZTERM_DOCTOR, WEZTERM_GATE, WEZTERM_SECTION } from "./_traits.ts";
 
 /** The WezTerm backend. */
 export const wezterm: BackendModule<"wezterm", typeof WEZTERM_SECTION> = {

@@ -55,7 +55,7 @@ import {
   ZELLIJ_GATE,
   ZELLIJ_MIN_VERSION,
   type ZellijConfig,
-} from "./_spec.ts";
+} from "./_traits.ts";
 
 /** `new-pane --no-focus` (PR #5346, §7). */
 const NO_FOCUS_VERSION = "0.45.0";
@@ -93,7 +93,7 @@ const ANCHOR_HINT =
  * @example Open a pane in the tab muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import type { ZellijConfig } from "./_spec.ts";
+ * import type { ZellijConfig } from "./_traits.ts";
  * import { createZellijBackend } from "./backend.ts";
  *
  * async function openAndClose(deps: BackendDeps<ZellijConfig>): Promise<void> {

@@ -8,7 +8,7 @@
 import { layerOf } from "../../lib/backend/_layer.ts";
 import type { BackendModule } from "../../lib/backend/backend.ts";
 import { envText } from "../../lib/sys/env.ts";
-import { ZELLIJ_CAPABILITIES, ZELLIJ_DOCTOR, ZELLIJ_GATE, ZELLIJ_SECTION } from "./_spec.ts";
+import { ZELLIJ_CAPABILITIES, ZELLIJ_DOCTOR, ZELLIJ_GATE, ZELLIJ_SECTION } from "./_traits.ts";
 
 /** The zellij backend. */
 export const zellij: BackendModule<"zellij", typeof ZELLIJ_SECTION> = {

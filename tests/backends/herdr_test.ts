@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import semver from "semver";
 import { createHerdrBackend } from "../../backends/herdr/backend.ts";
-import { HERDR_MIN_VERSION } from "../../backends/herdr/_spec.ts";
+import { HERDR_MIN_VERSION } from "../../backends/herdr/_traits.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import {
   OkSchema,

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { createZellijBackend } from "../../backends/zellij/backend.ts";
-import { ZELLIJ_MIN_VERSION } from "../../backends/zellij/_spec.ts";
+import { ZELLIJ_MIN_VERSION } from "../../backends/zellij/_traits.ts";
 import { parseNewPaneId, parsePaneList, parseZellijVersion } from "../../backends/zellij/_parse.ts";
 import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";

@@ -1,6 +1,6 @@
 /**
- * Private to the provider backend: what its module declares and its code obeys — the config
- * section, the protocol version, the capabilities and the doctor checks.
+ * Private to the provider backend: its traits, what its module declares and its code obeys — the
+ * config section, the protocol version, the capabilities and the doctor checks.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * Private to the wezterm backend: what its module declares and its code obeys — the config
- * section, the version gate (versions are dates), the capabilities and the doctor checks.
+ * Private to the wezterm backend: its traits, what its module declares and its code obeys — the
+ * config section, the version gate (versions are dates), the capabilities and the doctor checks.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * Private to the cmux backend: what its module declares and its code obeys — the config section,
- * the version gate, the capabilities and the doctor checks.
+ * Private to the cmux backend: its traits, what its module declares and its code obeys — the config
+ * section, the version gate, the capabilities and the doctor checks.
  *
  * @module
  */

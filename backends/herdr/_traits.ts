@@ -1,7 +1,7 @@
 /**
- * Private to the herdr backend: what its module declares and its code obeys — the config section,
- * the version gate (and the socket protocols muxbridge speaks), the capabilities and the doctor
- * checks.
+ * Private to the herdr backend: its traits, what its module declares and its code obeys — the
+ * config section, the version gate (and the socket protocols muxbridge speaks), the capabilities
+ * and the doctor checks.
  *
  * @module
  */
