@@ -1,18 +1,23 @@
 /**
- * The backend contract: what a multiplexer backend is (`backend.ts`) and the helpers the rest of
- * muxbridge uses with one (`failed_check.ts`).
+ * The backend contract: what a backend is and what it declares about itself (`backend.ts`: the
+ * `Backend` interface and the `BackendModule` each `backends/<name>/mod.ts` exports), building one
+ * from its module (`create_backend.ts`), hint texts that name the backends (`hints.ts`) and a
+ * failed doctor check (`failed_check.ts`).
  *
  * Files prefixed `_` are the mechanisms backends share (one program run, the fallback error, a
- * pane id in the backend's form, the version gate, a one-time step kept once it succeeds, the
- * binary doctor check): only `backends/` imports them, and nothing here re-exports them.
+ * pane id made in the backend's form, the version gate, a one-time step kept once it succeeds,
+ * the binary doctor check, a detected layer): only `backends/` imports them, and nothing here
+ * re-exports them.
  *
  * What lives here may import `lib/sys/`, `lib/config.ts`, `lib/identity.ts` and
  * `lib/validate.ts`, never `backends/`, `lib/session/`, `lib/bridge/` or `lib/cli/`: backends sit
  * beside the core and import this folder and `lib/sys/`; the core talks to a {@linkcode Backend}
- * and never to a backend's code.
+ * and is handed the registry's list, never a backend's code.
  *
  * @module
  */
 
 export * from "./backend.ts";
+export * from "./create_backend.ts";
 export * from "./failed_check.ts";
+export * from "./hints.ts";
