@@ -9,62 +9,14 @@
 import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
-import { type ExternalKind, refuseHelloKeys } from "./hello_forbidden.ts";
+import { describeIssues, problemOf } from "./describe_issues.ts";
+import type { SectionOwner, SectionsOf } from "./config_section.ts";
+import { refuseHelloKeys } from "./hello_forbidden.ts";
 import type { EnvLookup } from "./identity.ts";
+import { removedKeys, withoutRemovedKeys } from "./removed_keys.ts";
 
 const ms = (def: number, max: number, what: string) =>
   z.number().int().min(0).max(max).default(def).describe(what);
-
-/**
- * The schema of a backend's config section: a zod schema (the config is zod's, and `schema
- * config` is generated from it).
- *
- * @internal
- */
-export type SectionSchema = z.ZodType;
-
-/**
- * A backend's config section, as its module declares it (`BackendModule.config`): the key is the
- * backend's name.
- *
- * @typeParam S The section's zod schema: a strict object whose keys all have defaults or are
- *   optional (`.prefault({})`), described for `schema config` and the README.
- *
- * @internal
- */
-export interface ConfigSection<S extends SectionSchema = SectionSchema> {
-  /** The section's schema. */
-  readonly schema: S;
-  /**
-   * The section's keys that name a program to run, a file, or a socket that receives pane
-   * commands and credentials: `bridge.hello` cannot set them (`hello_forbidden.ts`).
-   */
-  readonly external: Readonly<Record<string, ExternalKind>>;
-  /**
-   * Keys of the section muxbridge no longer reads, each with what replaced it (see
-   * {@linkcode removedKeys}).
-   */
-  readonly removed?: Readonly<Record<string, string>>;
-}
-
-/** What the config needs of a backend: its name (the section's key) and its section. */
-export interface SectionOwner {
-  /** The backend's name. */
-  readonly name: string;
-  /** Its section. */
-  readonly config: ConfigSection;
-}
-
-/**
- * The sections of a list of backends, by name, as the resolved config holds them.
- *
- * @typeParam B The backends.
- *
- * @internal
- */
-export type SectionsOf<B extends readonly SectionOwner[]> = {
-  readonly [M in B[number] as M["name"]]: z.output<M["config"]["schema"]>;
-};
 
 /** Layout names of the `layout` key. */
 export const LAYOUTS = [
@@ -100,6 +52,12 @@ function coreShape(backends: readonly string[]) {
       "The program each pane runs (`<bin> attach …`)",
     ),
     close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
+    close_retry_delay_ms: z.number().int().min(0).max(60_000).optional().describe(
+      "The pause before a failed close is tried again; it doubles per retry (two retries). Default: close_grace_ms, at least 100",
+    ),
+    survivor_grace_ms: z.number().int().min(0).max(60_000).optional().describe(
+      "The most a pane program that outlived its pane gets between SIGTERM and SIGKILL (at least 100 ms). Default: close_grace_ms",
+    ),
     idle_close_delay_ms: ms(
       3000,
       3_600_000,
@@ -133,14 +91,22 @@ function coreShape(backends: readonly string[]) {
   };
 }
 
+/** Keys whose default is derived from another key once the layers are merged. */
+type DerivedKey = "close_retry_delay_ms" | "survivor_grace_ms";
+
 /**
- * The resolved configuration, every default applied: the keys muxbridge itself reads. The
- * sections of the backends sit beside them; a backend reads its own ({@linkcode SectionsOf},
- * `SectionConfig` of `lib/backend/backend.ts`).
+ * The resolved configuration, every default applied (derived ones too): the keys muxbridge itself
+ * reads. The sections of the backends sit beside them; a backend reads its own (`SectionsOf` of
+ * `config_section.ts`, `SectionConfig` of `lib/backend/backend.ts`).
  *
  * @internal
  */
-export type Config = z.output<z.ZodObject<ReturnType<typeof coreShape>>>;
+export type Config =
+  & Omit<Parsed, DerivedKey>
+  & { readonly [K in DerivedKey]: number };
+
+/** The keys muxbridge itself reads, as the schema gives them (derived ones maybe missing). */
+type Parsed = z.output<z.ZodObject<ReturnType<typeof coreShape>>>;
 
 const schemas = new WeakMap<readonly SectionOwner[], z.ZodType>();
 
@@ -169,70 +135,6 @@ export function configSchema(backends: readonly SectionOwner[]): z.ZodType {
 export type ConfigLayer = Record<string, unknown>;
 
 /**
- * Keys muxbridge itself no longer reads, each with what replaced it (a backend's own removed
- * keys are in its section, {@linkcode ConfigSection.removed}).
- */
-const REMOVED_KEYS: Readonly<Record<string, string>> = {
-  idle_confirmations:
-    "an idle close no longer waits for status polls: one status read when idle_close_delay_ms ends confirms it",
-};
-
-/**
- * Keys muxbridge no longer reads, each with what replaced it: its own and those of the backends'
- * sections (`tmux.control_mode`). A layer that still names one is used without it, and the
- * warning says so: an upgrade never stops a bridge over a setting that does nothing any more. Any
- * other unknown key stays an error.
- *
- * @param backends The backends whose sections count.
- * @returns The removed keys, dotted (`section.key`) for a section's.
- */
-export function removedKeys(backends: readonly SectionOwner[]): Readonly<Record<string, string>> {
-  return {
-    ...Object.fromEntries(
-      backends.flatMap((b) =>
-        Object.entries(b.config.removed ?? {}).map(([key, why]) => [`${b.name}.${key}`, why])
-      ),
-    ),
-    ...REMOVED_KEYS,
-  };
-}
-
-/**
- * A layer without the {@linkcode removedKeys}, and a warning for each it held.
- *
- * @param source Where the layer came from, for the warning.
- * @param data The layer as given.
- * @param removed The removed keys.
- * @param warn Receives the warnings.
- * @returns The layer to validate.
- */
-function withoutRemovedKeys(
-  source: string,
-  data: unknown,
-  removed: Readonly<Record<string, string>>,
-  warn: ((message: string) => void) | undefined,
-): unknown {
-  if (!isPlainObject(data)) return data;
-  let out: Record<string, unknown> = data;
-  for (const [key, why] of Object.entries(removed)) {
-    const [head, tail] = key.split(".") as [string, string | undefined];
-    const section = out[head];
-    if (tail === undefined ? !(head in out) : !(isPlainObject(section) && tail in section)) {
-      continue;
-    }
-    warn?.(`Ignoring the key "${key}" from ${source}: ${why}; delete it from the config`);
-    if (tail === undefined) {
-      const { [head]: _, ...rest } = out;
-      out = rest;
-    } else {
-      const { [tail]: _, ...rest } = section as Record<string, unknown>;
-      out = { ...out, [head]: rest };
-    }
-  }
-  return out;
-}
-
-/**
  * The sources {@linkcode resolveConfig} merges, weakest first after the defaults, and the
  * backends whose sections the config has.
  *
@@ -254,42 +156,6 @@ export interface ConfigSources<B extends readonly SectionOwner[] = readonly Sect
   hello?: unknown;
   /** Receives a warning for each removed key a layer still names ({@linkcode removedKeys}). */
   warn?: (message: string) => void;
-}
-
-/**
- * Formats zod issues as one line that names each bad key.
- *
- * @param issues Zod issues.
- * @returns `key "a.b": message; …`.
- * @internal
- */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues.map((issue) => {
-    const path = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      const keys = issue.keys.map((k) => JSON.stringify(path ? `${path}.${k}` : k)).join(", ");
-      return `unknown key ${keys}`;
-    }
-    return `key ${JSON.stringify(path || "(root)")}: ${problemOf(issue)}`;
-  }).join("; ");
-}
-
-/** What is wrong with a value, in muxbridge's words rather than the schema library's. */
-function problemOf(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case "invalid_value":
-      return `choose one of ${issue.values.map(String).join(", ")}`;
-    case "invalid_type":
-      return `expected ${issue.expected}`;
-    case "too_big":
-      return `the most is ${issue.maximum}`;
-    case "too_small":
-      return issue.origin === "string" && Number(issue.minimum) === 1
-        ? "it is empty"
-        : `the least is ${issue.minimum}`;
-    default:
-      return issue.message;
-  }
 }
 
 /** How one resolution checks a layer: the schema and the removed keys. */
@@ -405,7 +271,13 @@ export function resolveConfig<const B extends readonly SectionOwner[] = readonly
   }
   // The schema is built from the list at run time, so TypeScript cannot follow its output: it
   // has muxbridge's keys and each backend's section, as the type says.
-  return schema.parse(mergeLayers(...layers)) as Config & SectionsOf<B>;
+  const config = schema.parse(mergeLayers(...layers)) as Parsed & SectionsOf<B>;
+  // Defaults that follow close_grace_ms, as the one grace did before it had three meanings.
+  return {
+    ...config,
+    close_retry_delay_ms: config.close_retry_delay_ms ?? Math.max(100, config.close_grace_ms),
+    survivor_grace_ms: config.survivor_grace_ms ?? config.close_grace_ms,
+  };
 }
 
 /**

@@ -10,7 +10,9 @@ import type { Backend, BackendDeps, BackendModule, ProbeResult } from "./backend
 import { createBackend } from "./backend/create_backend.ts";
 import { detectedTitles, outsideKeys } from "./backend/hints.ts";
 import { toMuxError } from "./sys/errors.ts";
-import type { SkipReason } from "./bridge/protocol.ts";
+
+/** Why there is no backend, as a child's `pane.skipped` reason. */
+export type NoBackendReason = "no_backend" | "unsupported_version" | "backend_unreachable";
 
 /** The outcome of {@linkcode selectBackend}. */
 export type Selection =
@@ -18,7 +20,7 @@ export type Selection =
   | {
     ok: false;
     name: string | null;
-    reason: SkipReason;
+    reason: NoBackendReason;
     message: string;
     hint: string;
     code: string;
@@ -70,9 +72,8 @@ export async function selectBackend(
     return { ok: true, backend, probe: await backend.probe(signal) };
   } catch (err) {
     const e = toMuxError(err);
-    const reason: SkipReason = e.code === "unsupported_version" || e.code === "backend_unreachable"
-      ? e.code
-      : "no_backend";
+    const reason: NoBackendReason =
+      e.code === "unsupported_version" || e.code === "backend_unreachable" ? e.code : "no_backend";
     return {
       ok: false,
       name,

@@ -25,26 +25,24 @@ export const MAX_DIRECTORY = 4096;
 export const SESSION_ID = /^ses_[A-Za-z0-9]{1,128}$/;
 
 /**
- * The mark of a string checked once as an id of kind `K`. It exists only in types: no value
- * carries it, so only the function that checks an id can make one (with a cast after the check).
- *
- * @typeParam K The kind of id.
+ * The brand of a checked id: a type-only symbol (nothing of it exists at run time), so no value
+ * gets the brand without going through a check.
  */
-export type Checked<K extends string> = { readonly "muxbridge.checked": K };
+export declare const checked: unique symbol;
 
 /**
  * A session id checked once, where it entered (a protocol line, a CLI flag, a pane record):
  * code that receives one never checks it again. Made only by {@linkcode validateSessionId} and
  * {@linkcode isSessionId}.
  */
-export type SessionId = string & Checked<"SessionId">;
+export type SessionId = string & { readonly [checked]: "SessionId" };
 
 /**
  * A pane id checked once, where it entered (a multiplexer's answer, a CLI argument, a pane
  * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and, on
  * top of it, a backend's `checkPaneId`, `lib/backend/_pane_id.ts`, which checks its own form).
  */
-export type PaneId = string & Checked<"PaneId">;
+export type PaneId = string & { readonly [checked]: "PaneId" };
 
 /**
  * Tells whether text is a session id, narrowing it to {@linkcode SessionId}.
@@ -132,6 +130,27 @@ export function validateTarget(kind: string, value: string): string {
 /** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
  * `w1:p3`, cmux surface UUIDs). */
 const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;
+
+/**
+ * Tells whether text can be a pane id, narrowing it to {@linkcode PaneId}: a safe target (not
+ * empty, no leading "-", at most {@linkcode MAX_TARGET} long, no control or format characters),
+ * as a pane record's id and any backend's id are. {@linkcode validatePaneId} checks an id typed
+ * on the command line more strictly.
+ *
+ * @param text Any text.
+ * @returns Whether it is a safe pane id.
+ *
+ * @example
+ * ```ts
+ * import { isPaneId } from "./validate.ts";
+ * isPaneId("%3"); // true
+ * isPaneId("-t"); // false
+ * ```
+ */
+export function isPaneId(text: string): text is PaneId {
+  return text.length > 0 && text.length <= MAX_TARGET && !text.startsWith("-") &&
+    !UNSAFE.test(text);
+}
 
 /**
  * Checks a pane id given on the command line before anything is probed: a safe target

@@ -29,9 +29,15 @@
  *   up.
  *
  * It runs inside OpenCode's Bun, so it imports only `node:` modules at run time (types aside)
- * and uses no `Bun.*` API; it also runs under Deno for its tests. It is one file with one
- * exported function because OpenCode treats every exported function of a plugin module (and
- * every `.ts` file in its plugin folder) as a plugin.
+ * and uses no `Bun.*` API; it also runs under Deno for its tests. It exports one function
+ * because OpenCode treats every export of a plugin module as a plugin and refuses any other.
+ *
+ * Why one file: `muxbridge install` replaces it with one atomic rename, so a starting OpenCode
+ * sees the old plugin or the new one, never a mix (a folder of modules cannot be swapped in one
+ * step; see `docs/opencode.md`). The file reads top-down in sections, one concern each, every
+ * unit a small function or class: the link (the composition, one per realm), settings, the log,
+ * the line queue, the bridge process, one bridge per process, the forwarding endpoint, session
+ * events, and what the bridge is told and says.
  *
  * @module
  */
@@ -70,6 +76,267 @@ import type { Hooks, Plugin, PluginInput, PluginOptions } from "@opencode-ai/plu
  */
 const PLUGIN_VERSION = "0.1.0";
 
+/** The bridge refuses longer lines (contract: at most 1 MiB a line). */
+const MAX_LINE_BYTES = 1024 * 1024;
+/** A log file above this size is moved to `<log>.1` when a plugin starts. */
+const MAX_LOG_BYTES = 8 * 1024 * 1024;
+/** The most log text waiting for the disk; more is dropped (and counted). */
+const MAX_LOG_PENDING = 1024 * 1024;
+/** The longest stdout line kept from the bridge (it is only logged). */
+const MAX_STDOUT_LINE = 64 * 1024;
+/** Background jobs remembered at once (the oldest is forgotten first). */
+const MAX_JOBS = 256;
+/** The most request body the forwarding endpoint buffers. */
+const MAX_FORWARD_BODY = 64 * 1024 * 1024;
+/** How long `dispose` waits after SIGTERM before SIGKILL. */
+const KILL_GRACE_MS = 1000;
+/**
+ * The URL OpenCode 1.18.33 hands plugins when it listens on no port (its `serverUrl` getter's
+ * fallback); its real listeners are named by `--hostname`, 127.0.0.1 by default.
+ */
+const UNLISTENED_URL = "http://localhost:4096/";
+/** The sidecar `muxbridge install` writes beside this file. */
+const SIDECAR = "muxbridge.json";
+
+/** A value of unknown shape, read without casts. */
+type Bag = Record<string, unknown>;
+const bag = (v: unknown): Bag => (typeof v === "object" && v !== null ? v as Bag : {});
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** Where the plugin's own lines go. */
+type Log = (message: string) => void;
+
+/** Wraps a callback so that what it throws becomes a log line, never OpenCode's problem. */
+type Guard = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A) => void;
+
+/** A {@linkcode Guard} that logs to `log`. */
+function guardWith(log: Log): Guard {
+  return <A extends unknown[]>(fn: (...args: A) => void) => (...args: A) => {
+    try {
+      fn(...args);
+    } catch (err) {
+      log(`internal error: ${(err as Error)?.stack ?? err}`);
+    }
+  };
+}
+
+/**
+ * The OpenCode plugin: starts `muxbridge bridge --url <url> --dir <directory>` once per
+ * OpenCode process, sends `bridge.hello`, forwards every `session.*` event and background-job
+ * changes (`bridge.job`).
+ *
+ * @param input What OpenCode hands a plugin (`serverUrl`, `directory` and `client` are used).
+ * @param options `bin`, `log`, `instance`, `backoffMs`, `backoffMaxMs`, `maxRestarts`,
+ *   `stableMs`, `queueBytes`, `stopGraceMs` (all optional; see the README).
+ * @returns The hooks: `event`, `tool.execute.after` and `dispose`. It never rejects.
+ */
+export const MuxbridgePlugin: Plugin = (input: PluginInput, options?: PluginOptions) => {
+  try {
+    return Promise.resolve(sharedLink(input, settingsFrom(options ?? {})).join());
+  } catch {
+    return Promise.resolve({}); // never throw into OpenCode; nothing usable to log to
+  }
+};
+
+// ---------------------------------------------------------------- the link
+
+/**
+ * What the realm registry holds: one bridge and everything around it, shared by every load of
+ * the plugin in a realm. Only `join` is called through the registry, so loads of other copies
+ * of this file in the same realm (an installed one beside a test's) can share a link.
+ */
+interface SharedLink {
+  /** Hooks for one more load; the link stops when the last load's `dispose` ran. */
+  join(): Hooks;
+}
+
+const LINKS = Symbol.for("muxbridge.plugin.links");
+
+/** The realm's link for `s.instance`, created on first use. */
+function sharedLink(input: PluginInput, s: Settings): SharedLink {
+  const realm = globalThis as unknown as Record<symbol, Map<string, SharedLink> | undefined>;
+  const links = (realm[LINKS] ??= new Map());
+  let link = links.get(s.instance);
+  if (!link) {
+    link = createLink(input, s, () => links.delete(s.instance));
+    links.set(s.instance, link);
+  }
+  return link;
+}
+
+/**
+ * Puts a link together: its log, then whether this realm runs the bridge or relays to the realm
+ * that does (nothing at all when OpenCode handed no URL or directory).
+ */
+function createLink(input: PluginInput, s: Settings, forget: () => void): Link {
+  const log = new LogWriter(openLog(s.log));
+  const guard = guardWith(log.line);
+  const link = new Link(s, log, guard, forget);
+  const server = plainServerUrl(input.serverUrl);
+  const directory = text(input.directory);
+  if (!server.url || !directory) {
+    link.off("OpenCode gave the plugin no serverUrl or directory; muxbridge is not started");
+    return link;
+  }
+  if (server.hadCredentials) {
+    log.line(
+      "OpenCode's server URL carries credentials (user:pass@); they were removed (never on " +
+        "argv or in a log): set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME)",
+    );
+  }
+  const claim = claimBridge(s, log.line, guard, (line) => link.enqueue(line));
+  link.begin(claim, input, server.url, directory);
+  return link;
+}
+
+/** `off`: never started or gave up; `relay`: another realm runs the bridge; `stopped`: disposed. */
+type Mode = "starting" | "running" | "relay" | "off" | "stopped";
+
+/**
+ * One link's state and its life: lines go to the bridge's queue (or to the realm that owns the
+ * bridge) from `begin` until the last `dispose`.
+ */
+class Link implements SharedLink {
+  #refs = 0;
+  #mode: Mode = "starting";
+  #claim: Claim = NO_CLAIM;
+  #forwarder: Forwarder | null = null;
+  #bridge: BridgeProcess | null = null;
+  readonly #s: Settings;
+  readonly #log: LogWriter;
+  readonly #guard: Guard;
+  readonly #forget: () => void;
+  readonly #queue: LineQueue;
+  readonly #onEvent: (event: Bag) => void;
+  readonly #onToolAfter: (info: Bag, output: Bag) => void;
+
+  constructor(s: Settings, log: LogWriter, guard: Guard, forget: () => void) {
+    this.#s = s;
+    this.#log = log;
+    this.#guard = guard;
+    this.#forget = forget;
+    this.#queue = new LineQueue(s.queueBytes, log.line);
+    const events = new SessionEvents((line) => this.enqueue(line), () => this.#queue.countDrop());
+    this.#onEvent = guard((event: Bag) => events.event(event));
+    this.#onToolAfter = guard((info: Bag, output: Bag) => events.toolAfter(info, output));
+  }
+
+  join(): Hooks {
+    this.#refs++;
+    let disposed = false;
+    return {
+      // The hooks return at once: nothing here waits on the bridge.
+      event: ({ event }) => {
+        this.#onEvent(bag(event));
+        return Promise.resolve();
+      },
+      "tool.execute.after": (info, output) => {
+        this.#onToolAfter(bag(info), bag(output));
+        return Promise.resolve();
+      },
+      dispose: () => {
+        if (disposed) return Promise.resolve();
+        disposed = true;
+        return --this.#refs > 0 ? Promise.resolve() : this.#stop().catch(() => {});
+      },
+    };
+  }
+
+  /** Nothing will run: says why once. */
+  off(why: string): void {
+    this.#mode = "off";
+    this.#log.line(why);
+  }
+
+  /** Relays to the realm that owns the bridge, or settles where OpenCode is and starts it. */
+  begin(claim: Claim, input: PluginInput, serverUrl: string, directory: string): void {
+    this.#claim = claim;
+    if (claim.relay) this.#mode = "relay";
+    else {
+      this.#connect(input, serverUrl, directory).catch((err) =>
+        this.#log.line(`internal error: ${err}`)
+      );
+    }
+  }
+
+  /** One line for the bridge: queued here, or posted to the realm that runs it. */
+  enqueue(line: string): void {
+    if (this.#mode === "relay") return void this.#claim.channel?.postMessage(line);
+    if (this.#mode !== "running" && this.#mode !== "starting") return;
+    if (this.#queue.push(line)) this.#queue.drain(this.#bridge);
+  }
+
+  /**
+   * Plain `opencode` first gets a forwarding endpoint (awaited); a real URL starts the bridge
+   * at once, before the hooks are handed out.
+   */
+  async #connect(input: PluginInput, serverUrl: string, directory: string): Promise<void> {
+    const direct = inProcessFetch(input, serverUrl);
+    if (direct) {
+      this.#forwarder = await startForwarder(direct, this.#log.line).catch((err) => {
+        this.#log.line(`cannot serve the forwarding endpoint for plain opencode: ${err}`);
+        return null;
+      });
+      if (this.#mode !== "starting") return this.#forwarder?.close();
+      if (this.#forwarder) {
+        this.#log.line(
+          `OpenCode listens on no port: forwarding ${this.#forwarder.url} to it in-process`,
+        );
+      }
+    }
+    const f = this.#forwarder;
+    this.#launch(f ? { url: f.url, auth: f.auth } : { url: serverUrl }, directory);
+  }
+
+  /** Starts the bridge process for `upstream`. */
+  #launch(upstream: Upstream, directory: string): void {
+    const s = this.#s;
+    this.#mode = "running";
+    this.#log.line(
+      `starting ${JSON.stringify(s.command.join(" "))} (from ${s.commandFrom}) for ` +
+        `${this.#forwarder ? "the forwarding endpoint" : upstream.url} in ${directory}`,
+    );
+    if (s.recordedVersion && s.recordedVersion !== PLUGIN_VERSION) {
+      this.#log.line(
+        `version mismatch: this plugin is muxbridge ${PLUGIN_VERSION}, ${SIDECAR} was written ` +
+          `by ${s.recordedVersion}; run \`muxbridge install\` again`,
+      );
+    }
+    this.#bridge = new BridgeProcess({
+      settings: s,
+      args: ["bridge", "--url", upstream.url, "--dir", directory],
+      hello: () => helloLine(upstream, directory),
+      stderr: this.#log.fd,
+      log: this.#log.line,
+      guard: this.#guard,
+      onWritable: () => this.#queue.drain(this.#bridge),
+      onOutput: bridgeOutput(this.#log.line),
+      onGaveUp: () => {
+        this.#mode = "off";
+        this.#queue.clear();
+      },
+    });
+    this.#bridge.start();
+  }
+
+  /** The last `dispose`: ends the bridge (gracefully first), the endpoint, the lock, the log. */
+  async #stop(): Promise<void> {
+    if (this.#mode === "stopped") return;
+    const was = this.#mode;
+    this.#mode = "stopped";
+    this.#forget();
+    this.#claim.channel?.close();
+    await this.#bridge?.stop(this.#s.stopGraceMs);
+    this.#forwarder?.close();
+    this.#claim.release();
+    this.#queue.reportTotal();
+    if (was !== "relay") this.#log.line("stopped");
+    await this.#log.close();
+  }
+}
+
+// ---------------------------------------------------------------- settings
+
 /** Plugin options (the second element of a `plugin` entry in `opencode.json`). */
 interface Settings {
   /**
@@ -101,60 +368,6 @@ interface Settings {
   stopGraceMs: number;
 }
 
-/** The bridge refuses longer lines (contract: at most 1 MiB a line). */
-const MAX_LINE_BYTES = 1024 * 1024;
-/** A log file above this size is moved to `<log>.1` when a plugin starts. */
-const MAX_LOG_BYTES = 8 * 1024 * 1024;
-/** The most log text waiting for the disk; more is dropped (and counted). */
-const MAX_LOG_PENDING = 1024 * 1024;
-/** The longest stdout line kept from the bridge (it is only logged). */
-const MAX_STDOUT_LINE = 64 * 1024;
-/** Background jobs remembered at once (the oldest is forgotten first). */
-const MAX_JOBS = 256;
-/** The most request body the forwarding endpoint buffers. */
-const MAX_FORWARD_BODY = 64 * 1024 * 1024;
-/**
- * The URL OpenCode 1.18.33 hands plugins when it listens on no port (its `serverUrl` getter's
- * fallback); its real listeners are named by `--hostname`, 127.0.0.1 by default.
- */
-const UNLISTENED_URL = "http://localhost:4096/";
-/** The sidecar `muxbridge install` writes beside this file. */
-const SIDECAR = "muxbridge.json";
-
-/** A value of unknown shape, read without casts. */
-type Bag = Record<string, unknown>;
-const bag = (
-  v: unknown,
-): Bag => (typeof v === "object" && v !== null ? v as Bag : {});
-const text = (
-  v: unknown,
-): string | undefined => (typeof v === "string" ? v : undefined);
-
-/**
- * The OpenCode plugin: starts `muxbridge bridge --url <url> --dir <directory>` once per
- * OpenCode process, sends `bridge.hello`, forwards every `session.*` event and background-job
- * changes (`bridge.job`).
- *
- * @param input What OpenCode hands a plugin (`serverUrl`, `directory` and `client` are used).
- * @param options `bin`, `log`, `instance`, `backoffMs`, `backoffMaxMs`, `maxRestarts`,
- *   `stableMs`, `queueBytes`, `stopGraceMs` (all optional; see the README).
- * @returns The hooks: `event`, `tool.execute.after` and `dispose`. It never rejects.
- */
-export const MuxbridgePlugin: Plugin = (
-  input: PluginInput,
-  options?: PluginOptions,
-) => {
-  try {
-    return Promise.resolve(
-      sharedLink(input, settingsFrom(options ?? {})).join(),
-    );
-  } catch {
-    return Promise.resolve({}); // never throw into OpenCode; nothing usable to log to
-  }
-};
-
-// ---------------------------------------------------------------- settings
-
 /** What `muxbridge install` recorded beside this file, or nothing. */
 function recorded(): { command?: string[]; version?: string } {
   try {
@@ -172,6 +385,7 @@ function recorded(): { command?: string[]; version?: string } {
   }
 }
 
+/** The settings of one load: environment, then options, then what install recorded. */
 function settingsFrom(options: PluginOptions): Settings {
   const env = process.env;
   const num = (key: string, fallback: number, min: number) => {
@@ -198,8 +412,7 @@ function settingsFrom(options: PluginOptions): Settings {
     ...(rec.version ? { recordedVersion: rec.version } : {}),
     log: env.MUXBRIDGE_PLUGIN_LOG || str("log") || join(stateDir, "bridge.log"),
     stateDir,
-    instance: (str("instance") ?? "default").replace(/[^A-Za-z0-9_-]/g, "_")
-      .slice(0, 64),
+    instance: (str("instance") ?? "default").replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
     backoffMs: num("backoffMs", 1000, 1),
     backoffMaxMs: num("backoffMaxMs", 30_000, 1),
     maxRestarts: num("maxRestarts", 5, 0),
@@ -241,82 +454,495 @@ function openLog(path: string): number | null {
 }
 
 /**
- * OpenCode's server URL as the bridge gets it: credentials in it (`user:pass@`) are removed, so
- * they never reach the bridge's argv or a log line (the bridge refuses such URLs; it takes
- * credentials from `OPENCODE_SERVER_PASSWORD`). An unparseable URL is dropped for the same
- * reason: nothing tells where its credentials would end.
+ * The plugin's log over `fd`: asynchronous (a slow disk never blocks OpenCode) and serialised
+ * (lines land in the order they were logged, one write in flight at a time; parallel
+ * `fs.write` calls landed out of order under Bun).
  */
-function plainServerUrl(raw: unknown): { url?: string; hadCredentials: boolean } {
-  const href = raw instanceof URL ? raw.href : typeof raw === "string" ? raw : undefined;
-  if (href === undefined) return { hadCredentials: false };
-  let url: URL;
-  try {
-    url = new URL(href);
-  } catch {
-    return { hadCredentials: false };
+class LogWriter {
+  /** The log file (the bridge's stderr goes there too); null: nothing is logged. */
+  readonly fd: number | null;
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #dropped = 0;
+  #busy = false;
+  #idle: Array<() => void> = [];
+
+  constructor(fd: number | null) {
+    this.fd = fd;
   }
-  if (!url.username && !url.password) return { url: href, hadCredentials: false };
-  url.username = "";
-  url.password = "";
-  return { url: url.href, hadCredentials: true };
+
+  /** Queues one line (a timestamp and the plugin's pid are added). */
+  readonly line: Log = (message) => {
+    if (this.fd === null) return;
+    if (this.#pendingBytes > MAX_LOG_PENDING) {
+      this.#dropped++;
+      return;
+    }
+    const lost = this.#dropped ? ` (${this.#dropped} earlier log lines were dropped)` : "";
+    this.#dropped = 0;
+    const line = `${new Date().toISOString()} muxbridge-plugin[${process.pid}] ${message}${lost}\n`;
+    this.#pending.push(line);
+    this.#pendingBytes += line.length;
+    if (!this.#busy) this.#next();
+  };
+
+  /** Resolves once every queued line is written. */
+  flush(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (!this.#busy && this.#pending.length === 0) return resolve();
+      this.#idle.push(resolve);
+    });
+  }
+
+  /** Flushes, then closes the file. */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch { /* already closed */ }
+  }
+
+  #next(): void {
+    const chunk = this.#pending.join("");
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (chunk === "" || this.fd === null) {
+      this.#busy = false;
+      for (const resolve of this.#idle.splice(0)) resolve();
+      return;
+    }
+    this.#busy = true;
+    // A failed log write is not worth a throw; the next chunk tries again.
+    write(this.fd, chunk, () => this.#next());
+  }
 }
 
-/** The plugin's log: lines land in the order they were logged, one write in flight at a time. */
-interface LogWriter {
-  /** Queues one line (a timestamp and the plugin's pid are added). */
-  line(message: string): void;
-  /** Resolves once every queued line is written. */
-  flush(): Promise<void>;
+// ---------------------------------------------------------------- line queue
+
+/** Where queued lines go: the bridge's stdin while its pipe takes more. */
+interface Sink {
+  /** Whether a bridge runs and its pipe takes more (no pending drain). */
+  takes(): boolean;
+  /** Writes one line (never blocks; the pipe may then stop taking more). */
+  send(line: string): void;
 }
 
 /**
- * A log writer over `fd`: asynchronous (a slow disk never blocks OpenCode) and serialised (a
- * later line never lands before an earlier one, which parallel `fs.write` calls allow).
+ * The bounded queue between the event hook and the bridge: at most `maxBytes` held; when full,
+ * the oldest lines go first, counted. Statuses are level-triggered, so the newest line carries
+ * the state the bridge needs; the oldest is the most likely to be stale already.
  */
-function logWriter(fd: number | null): LogWriter {
-  const pending: string[] = [];
-  let pendingBytes = 0;
-  let dropped = 0;
-  let busy = false;
-  const idle: Array<() => void> = [];
-  const next = () => {
-    const chunk = pending.join("");
-    pending.length = 0;
-    pendingBytes = 0;
-    if (chunk === "" || fd === null) {
-      busy = false;
-      for (const resolve of idle.splice(0)) resolve();
-      return;
+class LineQueue {
+  readonly #lines: string[] = [];
+  readonly #maxBytes: number;
+  readonly #log: Log;
+  #bytes = 0;
+  #dropped = 0;
+  #reported = 0;
+
+  constructor(maxBytes: number, log: Log) {
+    this.#maxBytes = maxBytes;
+    this.#log = log;
+  }
+
+  /** Counts a line lost before it reached the queue. */
+  countDrop(): void {
+    this.#dropped++;
+  }
+
+  /** Queues a line, dropping the oldest over the bound; false (and counted) when too long. */
+  push(line: string): boolean {
+    const bytes = Buffer.byteLength(line);
+    if (bytes > MAX_LINE_BYTES) {
+      this.#dropped++;
+      return false;
     }
-    busy = true;
-    // A failed log write is not worth a throw; the next chunk tries again.
-    write(fd, chunk, () => next());
-  };
-  return {
-    line(message) {
-      if (fd === null) return;
-      if (pendingBytes > MAX_LOG_PENDING) {
-        dropped++;
-        return;
+    this.#lines.push(line);
+    this.#bytes += bytes;
+    while (this.#bytes > this.#maxBytes && this.#lines.length > 0) {
+      if (this.#dropped === this.#reported) {
+        this.#log(
+          `queue full (${this.#maxBytes} bytes): the bridge is not reading; dropping oldest events`,
+        );
       }
-      const lost = dropped ? ` (${dropped} earlier log lines were dropped)` : "";
-      dropped = 0;
-      const line = `${
-        new Date().toISOString()
-      } muxbridge-plugin[${process.pid}] ${message}${lost}\n`;
-      pending.push(line);
-      pendingBytes += line.length;
-      if (!busy) next();
-    },
-    flush: () =>
-      new Promise<void>((resolve) => {
-        if (!busy && pending.length === 0) return resolve();
-        idle.push(resolve);
+      this.#bytes -= Buffer.byteLength(this.#lines.shift()!);
+      this.#dropped++;
+    }
+    return true;
+  }
+
+  /** Writes lines while `sink` takes them; once empty, says how many a stall cost. */
+  drain(sink: Sink | null): void {
+    while (sink?.takes() && this.#lines.length > 0) {
+      const line = this.#lines.shift()!;
+      this.#bytes -= Buffer.byteLength(line);
+      sink.send(line);
+    }
+    if (this.#lines.length === 0 && this.#dropped > this.#reported) {
+      const n = this.#dropped - this.#reported;
+      this.#log(`bridge caught up; ${n} events were dropped while it stalled`);
+      this.#reported = this.#dropped;
+    }
+  }
+
+  /** Forgets every queued line (nobody will read them). */
+  clear(): void {
+    this.#lines.length = 0;
+    this.#bytes = 0;
+  }
+
+  /** Logs the drops not reported yet. */
+  reportTotal(): void {
+    if (this.#dropped > this.#reported) {
+      this.#log(`${this.#dropped - this.#reported} events were dropped in total`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the bridge process
+
+/** What {@linkcode BridgeProcess} runs and whom it tells. */
+interface BridgeOptions {
+  /** `command`, and the restart and backoff settings. */
+  settings: Settings;
+  /** The arguments after the command. */
+  args: string[];
+  /** The first line every start writes. */
+  hello: () => string;
+  /** The bridge's stderr (the log file), or null for none. */
+  stderr: number | null;
+  log: Log;
+  guard: Guard;
+  /** The pipe takes lines: after a start and on `drain`. */
+  onWritable(): void;
+  /** A chunk of the bridge's stdout. */
+  onOutput(chunk: Buffer | string): void;
+  /** No bridge will run any more (missing binary, or the restart cap). */
+  onGaveUp(): void;
+}
+
+/**
+ * Supervises the bridge: starts it (by argv, never a shell), restarts it with capped exponential
+ * backoff when it dies, gives up after the restart cap, and stops it (end of input, then
+ * SIGTERM, then SIGKILL).
+ */
+class BridgeProcess implements Sink {
+  #state: "running" | "off" | "stopped" = "running";
+  #child: ChildProcess | null = null;
+  #writable = false;
+  #startedAt = 0;
+  #restarts = 0;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #exited: (() => void) | null = null;
+  readonly #o: BridgeOptions;
+
+  constructor(options: BridgeOptions) {
+    this.#o = options;
+  }
+
+  takes(): boolean {
+    return this.#child !== null && this.#writable;
+  }
+
+  send(line: string): void {
+    // write() never blocks; `false` means the pipe is full: wait for `drain`.
+    this.#writable = this.#child!.stdin!.write(line);
+  }
+
+  /** Starts a bridge and writes its hello. */
+  start(): void {
+    this.#timer = null;
+    if (this.#state !== "running") return;
+    let c: ChildProcess;
+    const [bin, ...pre] = this.#o.settings.command;
+    try {
+      c = spawn(bin, [...pre, ...this.#o.args], {
+        stdio: ["pipe", "pipe", this.#o.stderr ?? "ignore"],
+        shell: false,
+        windowsHide: true,
+      });
+    } catch (err) {
+      return this.#gone(null, err as NodeJS.ErrnoException);
+    }
+    this.#child = c;
+    this.#startedAt = Date.now();
+    this.#watch(c);
+    this.#writable = c.stdin!.write(this.#o.hello());
+    this.#o.onWritable();
+  }
+
+  /** Ends the input (the bridge closes its panes, says `bye` and exits), then signals. */
+  async stop(graceMs: number): Promise<void> {
+    this.#state = "stopped";
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const c = this.#child;
+    if (!c) return;
+    const gone = new Promise<void>((resolve) => (this.#exited = resolve));
+    try {
+      c.stdin!.end();
+      if (!(await settledWithin(gone, graceMs))) {
+        c.kill("SIGTERM");
+        if (!(await settledWithin(gone, KILL_GRACE_MS))) c.kill("SIGKILL");
+      }
+    } catch { /* already gone */ }
+  }
+
+  /** Listens to a started bridge; never lets it keep OpenCode alive (`opencode run` exits). */
+  #watch(c: ChildProcess): void {
+    const { guard } = this.#o;
+    let done = false;
+    const end = guard(
+      (err: NodeJS.ErrnoException | null, code?: number | null, signal?: string) => {
+        if (done) return;
+        done = true;
+        this.#gone(c, err, code, signal);
+      },
+    );
+    c.on("error", (err) => end(err));
+    c.on("exit", (code, signal) => end(null, code, signal ?? undefined));
+    c.stdin!.on("error", () => {}); // EPIPE when the bridge dies; `exit` handles that
+    c.stdin!.on(
+      "drain",
+      guard(() => {
+        this.#writable = true;
+        this.#o.onWritable();
       }),
+    );
+    c.stdout!.on("data", guard((chunk: Buffer | string) => this.#o.onOutput(chunk)));
+    c.stdout!.on("error", () => {});
+    for (const h of [c, c.stdin, c.stdout] as Array<{ unref?: () => void } | null>) {
+      try {
+        h?.unref?.();
+      } catch { /* not supported here */ }
+    }
+  }
+
+  /** A bridge ended (or never started): restart it later, or give up. */
+  #gone(
+    c: ChildProcess | null,
+    err: NodeJS.ErrnoException | null,
+    code?: number | null,
+    signal?: string,
+  ): void {
+    if (c === null || this.#child === c) {
+      this.#child = null;
+      this.#writable = false;
+    }
+    this.#exited?.();
+    if (this.#state !== "running") return;
+    const ran = c ? Date.now() - this.#startedAt : 0;
+    const next = afterExit(this.#o.settings, this.#restarts, { err, code, signal, ran });
+    if (next.kind === "off") {
+      this.#state = "off";
+      this.#o.onGaveUp();
+      return this.#o.log(next.message);
+    }
+    this.#restarts = next.restarts;
+    this.#o.log(next.message);
+    this.#timer = setTimeout(this.#o.guard(() => this.start()), next.delay);
+    this.#timer.unref?.();
+  }
+}
+
+/** How a bridge ended: a start error, or an exit code or signal after `ran` milliseconds. */
+interface BridgeEnd {
+  err: NodeJS.ErrnoException | null;
+  code?: number | null;
+  signal?: string;
+  ran: number;
+}
+
+/** What to do after a bridge ended, with the one log line that says so. */
+type AfterExit =
+  | { kind: "off"; message: string }
+  | { kind: "restart"; restarts: number; delay: number; message: string };
+
+/**
+ * The restart decision: a missing or non-executable binary is final; a bridge that ran
+ * `stableMs` resets the count; past `maxRestarts` it gives up; else the delay doubles from
+ * `backoffMs` up to `backoffMaxMs`.
+ */
+function afterExit(s: Settings, restarts: number, end: BridgeEnd): AfterExit {
+  const { err } = end;
+  if (err && (err.code === "ENOENT" || err.code === "EACCES")) {
+    return {
+      kind: "off",
+      message: `cannot start ${JSON.stringify(s.command[0])} (${err.code}): install muxbridge ` +
+        `on PATH or run \`muxbridge install\` (or set MUXBRIDGE_BIN); no panes will open for ` +
+        `this OpenCode`,
+    };
+  }
+  const why = err ? `failed: ${err.message}` : `exited (${end.signal ?? `code ${end.code}`})`;
+  const count = end.ran >= s.stableMs ? 0 : restarts;
+  if (count >= s.maxRestarts) {
+    return {
+      kind: "off",
+      message: `bridge ${why}; giving up after ${count} restarts (restart OpenCode to try again)`,
+    };
+  }
+  const delay = Math.min(s.backoffMs * 2 ** count, s.backoffMaxMs);
+  return {
+    kind: "restart",
+    restarts: count + 1,
+    delay,
+    message: `bridge ${why} after ${end.ran} ms; restart ${count + 1} of ${s.maxRestarts} in ` +
+      `${delay} ms`,
   };
 }
 
+/** Whether `done` settles within `ms` (the timer is cleared when it does). */
+function settledWithin(done: Promise<void>, ms: number): Promise<boolean> {
+  return Promise.race([
+    done.then(() => true),
+    new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => resolve(false), ms);
+      done.then(() => clearTimeout(t));
+    }),
+  ]);
+}
+
 // ---------------------------------------------------------------- one bridge per process
+
+/** Which realm of this process runs the bridge, and the channel between realms. */
+interface Claim {
+  /** Another realm of this process runs the bridge: hand it every line. */
+  relay: boolean;
+  /** The channel between realms, if there is one. */
+  channel: BroadcastChannel | null;
+  /** Gives the process lock back (when this realm holds it). */
+  release(): void;
+}
+
+const NO_CLAIM: Claim = { relay: false, channel: null, release() {} };
+
+/**
+ * Takes the process lock and opens the channel between realms: this realm relays when another
+ * realm of this process holds the lock and a channel reaches it; else it runs the bridge and
+ * `deliver`s what other realms post.
+ */
+function claimBridge(s: Settings, log: Log, guard: Guard, deliver: (line: string) => void): Claim {
+  const lock = lockProcess(s.stateDir, s.instance);
+  const channel = openChannel(`muxbridge:${process.pid}:${s.instance}`, log);
+  const release = () => {
+    if (lock.kind === "owner") lock.release();
+  };
+  if (lock.kind === "taken" && channel) {
+    log("another realm of this OpenCode process runs the bridge; handing events to it");
+    return { relay: true, channel, release };
+  }
+  if (lock.kind === "unlocked") log(`cannot lock the process (${lock.reason}); going on`);
+  if (lock.kind === "taken") log("another realm runs the bridge, but no channel reaches it");
+  if (channel) {
+    channel.onmessage = guard((e: { data: unknown }) => {
+      if (typeof e.data === "string") deliver(e.data);
+    });
+  }
+  return { relay: false, channel, release };
+}
+
+/** The channel between realms of this process; null (and one log line) where there is none. */
+function openChannel(name: string, log: Log): BroadcastChannel | null {
+  try {
+    const channel = new BroadcastChannel(name);
+    channel.unref?.(); // never keep OpenCode alive for it
+    return channel;
+  } catch (err) {
+    log(`no channel between realms (${err}); this realm runs its own bridge`);
+    return null;
+  }
+}
+
+/** The outcome of {@linkcode lockProcess}. */
+type Lock = { kind: "owner"; release(): void } | { kind: "taken" } | Unlocked;
+
+/** No lock, and why. */
+type Unlocked = { kind: "unlocked"; reason: string };
+
+/**
+ * Takes `<stateDir>/plugin-locks/<pid>-<instance>.lock` with O_EXCL: `taken` when another
+ * realm of this very process holds it (same pid, same start time). A lock left by a dead
+ * process is removed; locks of other dead processes are swept on the way.
+ */
+function lockProcess(stateDir: string, instance: string): Lock {
+  const dir = lockDir(stateDir);
+  if (typeof dir !== "string") return dir;
+  const start = processStart(process.pid);
+  sweepDeadLocks(dir);
+  return takeLock(join(dir, `${process.pid}-${instance}.lock`), start);
+}
+
+/** `<stateDir>/plugin-locks`, made if missing, when both are private; else why not. */
+function lockDir(stateDir: string): string | Unlocked {
+  // Only a private state directory holds locks: another user must not plant or remove them.
+  // Links in its path are resolved once, as the bridge does.
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const real = realpathSync(stateDir);
+    const problem = privateDirProblem(real);
+    if (problem) return { kind: "unlocked", reason: `${real}: ${problem}` };
+    const dir = join(real, "plugin-locks");
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const inner = privateDirProblem(dir);
+    return inner ? { kind: "unlocked", reason: `${dir}: ${inner}` } : dir;
+  } catch (err) {
+    return { kind: "unlocked", reason: (err as Error).message };
+  }
+}
+
+/** Removes the locks of processes that are gone. */
+function sweepDeadLocks(dir: string): void {
+  for (const name of safeList(dir)) {
+    const pid = Number(name.split("-")[0]);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) {
+      try {
+        unlinkSync(join(dir, name));
+      } catch { /* another sweeper was first */ }
+    }
+  }
+}
+
+/** Creates the lock at `path` (O_EXCL), or finds this process holds it, or removes a stale one. */
+function takeLock(path: string, start: string | null): Lock {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o600);
+      writeSync(fd, JSON.stringify({ pid: process.pid, start }));
+      closeSync(fd);
+      return {
+        kind: "owner",
+        release() {
+          try {
+            unlinkSync(path);
+          } catch { /* already gone */ }
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        return { kind: "unlocked", reason: (err as Error).message };
+      }
+    }
+    if (heldByThisProcess(path, start)) return { kind: "taken" };
+    try {
+      unlinkSync(path); // a dead process with our pid left it
+    } catch { /* gone meanwhile */ }
+  }
+  return { kind: "unlocked", reason: "the lock file keeps reappearing" };
+}
+
+/** Whether the lock at `path` names this process (pid and start time). */
+function heldByThisProcess(path: string, start: string | null): boolean {
+  let holder: Bag = {};
+  try {
+    holder = bag(JSON.parse(readFileSync(path, "utf8")));
+  } catch { /* half-written or gone: treat as stale */ }
+  return holder.pid === process.pid && holder.start === start;
+}
 
 /**
  * When this process started, to tell our own lock from one a dead process with a reused pid
@@ -339,6 +965,7 @@ function processStart(pid: number): string | null {
   }
 }
 
+/** Whether a process with this pid exists (EPERM: it does, another user's). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -346,81 +973,6 @@ function alive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-/** The outcome of {@linkcode lockProcess}. */
-type Lock =
-  | { kind: "owner"; release(): void }
-  | { kind: "taken" }
-  | { kind: "unlocked"; reason: string };
-
-/**
- * Takes `<stateDir>/plugin-locks/<pid>-<instance>.lock` with O_EXCL: `taken` when another
- * realm of this very process holds it (same pid, same start time). A lock left by a dead
- * process is removed; locks of other dead processes are swept on the way.
- */
-function lockProcess(stateDir: string, instance: string): Lock {
-  // Only a private state directory holds locks: another user must not plant or remove them.
-  // Links in its path are resolved once, as the bridge does.
-  let dir: string;
-  try {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const real = realpathSync(stateDir);
-    const problem = privateDirProblem(real);
-    if (problem) return { kind: "unlocked", reason: `${real}: ${problem}` };
-    dir = join(real, "plugin-locks");
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-    const inner = privateDirProblem(dir);
-    if (inner) return { kind: "unlocked", reason: `${dir}: ${inner}` };
-  } catch (err) {
-    return { kind: "unlocked", reason: (err as Error).message };
-  }
-  const start = processStart(process.pid);
-  const path = join(dir, `${process.pid}-${instance}.lock`);
-  for (const name of safeList(dir)) {
-    const pid = Number(name.split("-")[0]);
-    if (
-      Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)
-    ) {
-      try {
-        unlinkSync(join(dir, name));
-      } catch { /* another sweeper was first */ }
-    }
-  }
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, JSON.stringify({ pid: process.pid, start }));
-      closeSync(fd);
-      return {
-        kind: "owner",
-        release() {
-          try {
-            unlinkSync(path);
-          } catch { /* already gone */ }
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-        return { kind: "unlocked", reason: (err as Error).message };
-      }
-    }
-    let holder: Bag = {};
-    try {
-      holder = bag(JSON.parse(readFileSync(path, "utf8")));
-    } catch { /* half-written or gone: treat as stale */ }
-    if (holder.pid === process.pid && holder.start === start) {
-      return { kind: "taken" };
-    }
-    try {
-      unlinkSync(path); // a dead process with our pid left it
-    } catch { /* gone meanwhile */ }
-  }
-  return { kind: "unlocked", reason: "the lock file keeps reappearing" };
 }
 
 /**
@@ -440,6 +992,7 @@ function privateDirProblem(dir: string): string | null {
   }
 }
 
+/** A directory's entries; none when it cannot be read. */
 function safeList(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -448,7 +1001,7 @@ function safeList(dir: string): string[] {
   }
 }
 
-// ---------------------------------------------------------------- plain `opencode`
+// ---------------------------------------------------------------- forwarding endpoint
 
 /** A fetch that reaches OpenCode's server in this process. */
 type InProcessFetch = (request: Request) => Promise<Response>;
@@ -458,10 +1011,7 @@ type InProcessFetch = (request: Request) => Promise<Response>;
  * then carries a fetch that calls the server's handler directly. Null when `serverUrl` is a
  * real listener (or the client is not what OpenCode 1.18.33 hands plugins).
  */
-function inProcessFetch(
-  input: PluginInput,
-  serverUrl: string,
-): InProcessFetch | null {
+function inProcessFetch(input: PluginInput, serverUrl: string): InProcessFetch | null {
   if (serverUrl !== UNLISTENED_URL) return null;
   try {
     const inner = bag(bag(input.client)._client);
@@ -483,6 +1033,84 @@ interface Forwarder {
   close(): void;
 }
 
+/** What the endpoint checks and where it forwards to. */
+interface Route {
+  /** The exact `authorization` header a request must carry. */
+  expected: Buffer;
+  /** OpenCode's own credentials for the forwarded request, if it has any. */
+  upstreamAuth: string | null;
+  fetchUpstream: InProcessFetch;
+  log: Log;
+}
+
+/**
+ * Serves `127.0.0.1:0`, forwarding every request that carries the per-run secret to
+ * `fetchUpstream`; anything else gets 401 and nothing is forwarded.
+ */
+async function startForwarder(fetchUpstream: InProcessFetch, log: Log): Promise<Forwarder> {
+  const auth = { username: "opencode", password: randomBytes(24).toString("base64url") };
+  const own = envAuth(); // OpenCode's own password, when it has one, guards its server too
+  const route: Route = {
+    expected: Buffer.from(basicAuth(auth.username, auth.password)),
+    upstreamAuth: own ? basicAuth(own.username ?? "opencode", own.password) : null,
+    fetchUpstream,
+    log,
+  };
+  const listening = await listenLoopback(createServer((req, res) => forward(req, res, route)));
+  return { ...listening, auth };
+}
+
+/** `Basic base64(username:password)`. */
+function basicAuth(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
+/** Listens on a free loopback port; neither the server nor its streams keep OpenCode alive. */
+function listenLoopback(server: Server): Promise<{ url: string; close(): void }> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.unref(); // never keep OpenCode alive for the endpoint's sake (nor its streams)
+      server.on("connection", (socket) => socket.unref?.());
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      resolve({
+        url: `http://127.0.0.1:${port}/`,
+        close: () => {
+          server.close();
+          server.closeAllConnections?.();
+        },
+      });
+    });
+  });
+}
+
+/** Answers one request: 401 without the secret, else OpenCode's response, streamed. */
+function forward(req: IncomingMessage, res: ServerResponse, route: Route): void {
+  let closed = false;
+  res.on("close", () => (closed = true));
+  if (!authorized(req, route.expected)) {
+    res.writeHead(401, { "www-authenticate": 'Basic realm="muxbridge"' }).end();
+    req.resume();
+    return;
+  }
+  (async () => {
+    const body = req.method === "GET" || req.method === "HEAD" ? null : await readBody(req);
+    const upstream = await route.fetchUpstream(
+      new Request(new URL(req.url ?? "/", UNLISTENED_URL), {
+        method: req.method ?? "GET",
+        headers: upstreamHeaders(req, route.upstreamAuth),
+        ...(body ? { body: new Uint8Array(body) } : {}),
+      }),
+    );
+    await relay(res, upstream, () => closed);
+  })().catch((err) => {
+    if (!res.headersSent) res.writeHead(502).end();
+    else res.destroy();
+    if (!closed) route.log(`forwarding ${req.method} ${req.url?.split("?")[0]} failed: ${err}`);
+  });
+}
+
 /** Whether a request carries `Basic base64(username:password)`, compared in constant time. */
 function authorized(req: IncomingMessage, expected: Buffer): boolean {
   const header = req.headers.authorization ?? "";
@@ -502,6 +1130,7 @@ function upstreamHeaders(req: IncomingMessage, upstreamAuth: string | null): Hea
   return headers;
 }
 
+/** A request's body, at most {@linkcode MAX_FORWARD_BODY} bytes; null when empty. */
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -519,16 +1148,10 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** Copies a response (streaming bodies chunk by chunk, honouring backpressure). */
-async function relay(
-  res: ServerResponse,
-  upstream: Response,
-  closed: () => boolean,
-) {
+async function relay(res: ServerResponse, upstream: Response, closed: () => boolean) {
   const headers: Record<string, string> = {};
   upstream.headers.forEach((v, k) => {
-    if (
-      k !== "content-length" && k !== "transfer-encoding" && k !== "connection"
-    ) headers[k] = v;
+    if (k !== "content-length" && k !== "transfer-encoding" && k !== "connection") headers[k] = v;
   });
   res.writeHead(upstream.status, headers);
   res.flushHeaders();
@@ -543,97 +1166,81 @@ async function relay(
   res.end();
 }
 
+// ---------------------------------------------------------------- session events
+
+/** How a background job ended. */
+type JobEnd = "completed" | "error" | "cancelled";
+
 /**
- * Serves `127.0.0.1:0`, forwarding every request that carries the per-run secret to
- * `fetchUpstream`; anything else gets 401 and nothing is forwarded.
+ * What OpenCode's hooks show, as bridge lines: every `session.*` event as it came, and
+ * `bridge.job` for background jobs. A background subagent (OpenCode's `task` tool with
+ * `background: true`, an experimental feature, or a task promoted to the background) returns at
+ * once with `metadata: { background: true, sessionId, parentSessionId }`: the job runs in
+ * `sessionId` and belongs to `parentSessionId`. Its end is the job session's idle, error or
+ * deletion.
  */
-function startForwarder(
-  fetchUpstream: InProcessFetch,
-  log: (message: string) => void,
-): Promise<Forwarder> {
-  const auth = {
-    username: "opencode",
-    password: randomBytes(24).toString("base64url"),
-  };
-  const expected = Buffer.from(
-    `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}`,
-  );
-  const own = envAuth(); // OpenCode's own password, when it has one, guards its server too
-  const upstreamAuth = own
-    ? `Basic ${Buffer.from(`${own.username ?? "opencode"}:${own.password}`).toString("base64")}`
-    : null;
-  const server: Server = createServer((req, res) => {
-    let closed = false;
-    res.on("close", () => (closed = true));
-    if (!authorized(req, expected)) {
-      res.writeHead(401, { "www-authenticate": 'Basic realm="muxbridge"' })
-        .end();
-      req.resume();
-      return;
-    }
-    (async () => {
-      const body = req.method === "GET" || req.method === "HEAD" ? null : await readBody(req);
-      const upstream = await fetchUpstream(
-        new Request(new URL(req.url ?? "/", UNLISTENED_URL), {
-          method: req.method ?? "GET",
-          headers: upstreamHeaders(req, upstreamAuth),
-          ...(body ? { body: new Uint8Array(body) } : {}),
-        }),
-      );
-      await relay(res, upstream, () => closed);
-    })().catch((err) => {
-      if (!res.headersSent) res.writeHead(502).end();
-      else res.destroy();
-      if (!closed) {
-        log(
-          `forwarding ${req.method} ${req.url?.split("?")[0]} failed: ${err}`,
-        );
-      }
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.unref(); // never keep OpenCode alive for the endpoint's sake (nor its streams)
-      server.on("connection", (socket) => socket.unref?.());
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      resolve({
-        url: `http://127.0.0.1:${port}/`,
-        auth,
-        close: () => {
-          server.close();
-          server.closeAllConnections?.();
-        },
-      });
-    });
-  });
-}
+class SessionEvents {
+  /** Background jobs: the session running the job → the session that owns it. */
+  readonly #jobs = new Map<string, string>();
+  readonly #send: (line: string) => void;
+  readonly #lost: () => void;
 
-// ---------------------------------------------------------------- the shared link
-
-/** One bridge and everything around it, shared by every load of the plugin in a realm. */
-interface Link {
-  /** Hooks for one more load; the link stops when the last load's `dispose` ran. */
-  join(): Hooks;
-}
-
-const LINKS = Symbol.for("muxbridge.plugin.links");
-
-/** The realm's link for `s.instance`, created on first use. */
-function sharedLink(input: PluginInput, s: Settings): Link {
-  const realm = globalThis as unknown as Record<
-    symbol,
-    Map<string, Link> | undefined
-  >;
-  const links = (realm[LINKS] ??= new Map());
-  let link = links.get(s.instance);
-  if (!link) {
-    link = createLink(input, s, () => links.delete(s.instance));
-    links.set(s.instance, link);
+  constructor(send: (line: string) => void, lost: () => void) {
+    this.#send = send;
+    this.#lost = lost;
   }
-  return link;
+
+  /** The `event` hook: forwards `session.*` events and ends the jobs they end. */
+  event(event: Bag): void {
+    const type = text(event.type);
+    if (!type?.startsWith("session.")) return;
+    let line: string;
+    try {
+      line = `${JSON.stringify(event)}\n`;
+    } catch {
+      return this.#lost();
+    }
+    this.#send(line);
+    if (this.#jobs.size === 0) return;
+    const props = bag(event.properties);
+    const sid = text(props.sessionID) ?? text(bag(props.info).id);
+    const owner = sid === undefined ? undefined : this.#jobs.get(sid);
+    const end = jobEnd(type, props);
+    if (owner === undefined || end === null) return;
+    this.#jobs.delete(sid!);
+    this.#send(jobLine(owner, end));
+  }
+
+  /** The `tool.execute.after` hook: a `task` that went to the background starts a job. */
+  toolAfter(info: Bag, output: Bag): void {
+    if (info.tool !== "task") return;
+    const meta = bag(output.metadata);
+    const jobSession = text(meta.sessionId);
+    const owner = text(meta.parentSessionId) ?? text(info.sessionID);
+    if (meta.background !== true || !jobSession || !owner || this.#jobs.has(jobSession)) return;
+    if (this.#jobs.size >= MAX_JOBS) this.#jobs.delete(this.#jobs.keys().next().value!);
+    this.#jobs.set(jobSession, owner);
+    this.#send(jobLine(owner, "running"));
+  }
 }
+
+/** How a job running in the event's session ends with this event, or null when it does not. */
+function jobEnd(type: string, props: Bag): JobEnd | null {
+  if (type === "session.idle") return "completed";
+  if (type === "session.status") return bag(props.status).type === "idle" ? "completed" : null;
+  if (type === "session.deleted") return "cancelled";
+  if (type === "session.error") {
+    return bag(props.error).name === "MessageAbortedError" ? "cancelled" : "error";
+  }
+  return null;
+}
+
+/** A `bridge.job` line. */
+function jobLine(owner: string, status: JobEnd | "running"): string {
+  return `${JSON.stringify({ type: "bridge.job", sessionID: owner, status })}\n`;
+}
+
+// ---------------------------------------------------------------- what the bridge is told and says
 
 /** Where the bridge reaches OpenCode's server. */
 interface Upstream {
@@ -641,443 +1248,25 @@ interface Upstream {
   auth?: { username: string; password: string };
 }
 
-function createLink(input: PluginInput, s: Settings, forget: () => void): Link {
-  const logFd = openLog(s.log);
-  const writer = logWriter(logFd);
-  const log = writer.line;
-  const guard = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A) => {
-    try {
-      fn(...args);
-    } catch (err) {
-      log(`internal error: ${(err as Error)?.stack ?? err}`);
-    }
-  };
-
-  const server = plainServerUrl(input.serverUrl);
-  const serverUrl = server.url;
-  const directory = text(input.directory);
-  const channelName = `muxbridge:${process.pid}:${s.instance}`;
-
-  let refs = 0;
-  let child: ChildProcess | null = null;
-  let startedAt = 0;
-  let restarts = 0;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  /** `off`: never started or gave up; `relay`: another realm runs the bridge; `stopped`: disposed. */
-  let mode: "starting" | "running" | "relay" | "off" | "stopped" = "starting";
-  let writable = false; // the current child's pipe takes more (no pending drain)
-  const queue: string[] = [];
-  let queued = 0;
-  let dropped = 0;
-  let droppedReported = 0;
-  let exited: (() => void) | null = null;
-  let upstream: Upstream | null = null;
-  let forwarder: Forwarder | null = null;
-  let lock: Lock = { kind: "unlocked", reason: "not taken yet" };
-  let channel: BroadcastChannel | null = null;
-  let versionNoted = false;
-  /** Background jobs: the session running the job → the session that owns it. */
-  const jobs = new Map<string, string>();
-
-  const hello = () => {
-    const auth = upstream?.auth ?? envAuth();
-    return `${
-      JSON.stringify({
-        type: "bridge.hello",
-        serverUrl: upstream!.url,
-        directory,
-        ...(auth ? { auth } : {}),
-      })
-    }\n`;
-  };
-
-  const pump = () => {
-    while (child && writable && queue.length > 0) {
-      const line = queue.shift()!;
-      queued -= Buffer.byteLength(line);
-      // write() never blocks; `false` means the pipe is full: wait for `drain`.
-      writable = child.stdin!.write(line);
-    }
-    if (queue.length === 0 && dropped > droppedReported) {
-      log(
-        `bridge caught up; ${dropped - droppedReported} events were dropped while it stalled`,
-      );
-      droppedReported = dropped;
-    }
-  };
-
-  const enqueue = (line: string) => {
-    if (mode === "relay") {
-      channel?.postMessage(line);
-      return;
-    }
-    if (mode !== "running" && mode !== "starting") return;
-    const bytes = Buffer.byteLength(line);
-    if (bytes > MAX_LINE_BYTES) {
-      dropped++;
-      return;
-    }
-    queue.push(line);
-    queued += bytes;
-    // Drop the oldest: statuses are level-triggered, so the newest line carries the state the
-    // bridge needs; the oldest is the most likely to be stale already.
-    while (queued > s.queueBytes && queue.length > 0) {
-      if (dropped === droppedReported) {
-        log(
-          `queue full (${s.queueBytes} bytes): the bridge is not reading; dropping oldest events`,
-        );
-      }
-      queued -= Buffer.byteLength(queue.shift()!);
-      dropped++;
-    }
-    pump();
-  };
-
-  const onStdout = (() => {
-    let buf = "";
-    return (chunk: Buffer | string) => {
-      buf += chunk.toString();
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        noteLine(line);
-      }
-      if (buf.length > MAX_STDOUT_LINE) buf = ""; // not a protocol line; forget it
-    };
-  })();
-
-  const noteLine = (line: string) => {
-    let msg: Bag;
-    try {
-      msg = bag(JSON.parse(line));
-    } catch {
-      log(`bridge wrote a line that is not JSON: ${line.slice(0, 200)}`);
-      return;
-    }
-    // Only for the log: what the bridge says is its own business, the plugin acts on none of it.
-    if (msg.type !== "pong") log(`bridge: ${line.slice(0, 500)}`);
-    if (
-      msg.type === "ready" && !versionNoted &&
-      text(msg.version) !== PLUGIN_VERSION
-    ) {
-      versionNoted = true;
-      log(
-        `version mismatch: this plugin is muxbridge ${PLUGIN_VERSION}, the bridge is ` +
-          `${text(msg.version) ?? "unknown"}; run \`muxbridge install\` with the binary you use`,
-      );
-    }
-  };
-
-  const start = () => {
-    timer = null;
-    if (mode !== "running") return;
-    let c: ChildProcess;
-    const [bin, ...pre] = s.command;
-    try {
-      c = spawn(bin, [
-        ...pre,
-        "bridge",
-        "--url",
-        upstream!.url,
-        "--dir",
-        directory!,
-      ], {
-        stdio: ["pipe", "pipe", logFd ?? "ignore"],
-        shell: false,
-        windowsHide: true,
-      });
-    } catch (err) {
-      return onGone(null, err as NodeJS.ErrnoException);
-    }
-    child = c;
-    startedAt = Date.now();
-    let done = false;
-    const end = guard(
-      (
-        err: NodeJS.ErrnoException | null,
-        code?: number | null,
-        signal?: string,
-      ) => {
-        if (done) return;
-        done = true;
-        onGone(c, err, code, signal);
-      },
-    );
-    c.on("error", (err) => end(err));
-    c.on("exit", (code, signal) => end(null, code, signal ?? undefined));
-    c.stdin!.on("error", () => {}); // EPIPE when the bridge dies; `exit` handles that
-    c.stdin!.on(
-      "drain",
-      guard(() => {
-        writable = true;
-        pump();
-      }),
-    );
-    c.stdout!.on("data", guard(onStdout));
-    c.stdout!.on("error", () => {});
-    // Never keep OpenCode alive for the bridge's sake (`opencode run` must still exit).
-    for (
-      const h of [c, c.stdin, c.stdout] as Array<{ unref?: () => void } | null>
-    ) {
-      try {
-        h?.unref?.();
-      } catch { /* not supported here */ }
-    }
-    writable = c.stdin!.write(hello());
-    pump();
-  };
-
-  const onGone = (
-    c: ChildProcess | null,
-    err: NodeJS.ErrnoException | null,
-    code?: number | null,
-    signal?: string,
-  ) => {
-    if (c === null || child === c) {
-      child = null;
-      writable = false;
-    }
-    exited?.();
-    if (mode !== "running") return;
-    if (err && (err.code === "ENOENT" || err.code === "EACCES")) {
-      mode = "off";
-      queue.length = 0;
-      log(
-        `cannot start ${JSON.stringify(s.command[0])} (${err.code}): install muxbridge on PATH ` +
-          `or run \`muxbridge install\` (or set MUXBRIDGE_BIN); no panes will open for this OpenCode`,
-      );
-      return;
-    }
-    const ran = c ? Date.now() - startedAt : 0;
-    const why = err ? `failed: ${err.message}` : `exited (${signal ?? `code ${code}`})`;
-    if (ran >= s.stableMs) restarts = 0;
-    if (restarts >= s.maxRestarts) {
-      mode = "off";
-      queue.length = 0;
-      log(
-        `bridge ${why}; giving up after ${restarts} restarts (restart OpenCode to try again)`,
-      );
-      return;
-    }
-    const delay = Math.min(s.backoffMs * 2 ** restarts, s.backoffMaxMs);
-    restarts++;
-    log(
-      `bridge ${why} after ${ran} ms; restart ${restarts} of ${s.maxRestarts} in ${delay} ms`,
-    );
-    timer = setTimeout(guard(start), delay);
-    timer.unref?.();
-  };
-
-  /** Turns what the plugin sees of background tasks into `bridge.job` lines. */
-  const jobEnded = (
-    sessionId: string,
-    status: "completed" | "error" | "cancelled",
-  ) => {
-    const owner = jobs.get(sessionId);
-    if (owner === undefined) return;
-    jobs.delete(sessionId);
-    enqueue(
-      `${JSON.stringify({ type: "bridge.job", sessionID: owner, status })}\n`,
-    );
-  };
-
-  const onEvent = (event: Bag) => {
-    const type = text(event.type);
-    if (!type?.startsWith("session.")) return;
-    let line: string;
-    try {
-      line = `${JSON.stringify(event)}\n`;
-    } catch {
-      dropped++;
-      return;
-    }
-    enqueue(line);
-    if (jobs.size === 0) return;
-    const props = bag(event.properties);
-    const sid = text(props.sessionID) ?? text(bag(props.info).id);
-    if (sid === undefined || !jobs.has(sid)) return;
-    if (
-      type === "session.idle" ||
-      (type === "session.status" && bag(props.status).type === "idle")
-    ) {
-      jobEnded(sid, "completed");
-    } else if (type === "session.deleted") {
-      jobEnded(sid, "cancelled");
-    } else if (type === "session.error") {
-      jobEnded(
-        sid,
-        bag(props.error).name === "MessageAbortedError" ? "cancelled" : "error",
-      );
-    }
-  };
-
-  /**
-   * A background subagent (OpenCode's `task` tool with `background: true`, an experimental
-   * feature, or a task promoted to the background) returns at once with
-   * `metadata: { background: true, sessionId, parentSessionId }`: the job runs in `sessionId`
-   * and belongs to `parentSessionId`. Its end is the job session's idle, error or deletion.
-   */
-  const onToolAfter = (info: Bag, output: Bag) => {
-    if (info.tool !== "task") return;
-    const meta = bag(output.metadata);
-    const jobSession = text(meta.sessionId);
-    const owner = text(meta.parentSessionId) ?? text(info.sessionID);
-    if (
-      meta.background !== true || !jobSession || !owner || jobs.has(jobSession)
-    ) return;
-    if (jobs.size >= MAX_JOBS) jobs.delete(jobs.keys().next().value!);
-    jobs.set(jobSession, owner);
-    enqueue(
-      `${
-        JSON.stringify({
-          type: "bridge.job",
-          sessionID: owner,
-          status: "running",
-        })
-      }\n`,
-    );
-  };
-
-  /** Settles where the bridge reaches OpenCode, then starts it. */
-  const begin = async () => {
-    const direct = inProcessFetch(input, serverUrl!);
-    if (direct) {
-      try {
-        forwarder = await startForwarder(direct, log);
-      } catch (err) {
-        log(`cannot serve the forwarding endpoint for plain opencode: ${err}`);
-      }
-      if (mode !== "starting") return forwarder?.close();
-      if (forwarder) {
-        log(
-          `OpenCode listens on no port: forwarding ${forwarder.url} to it in-process`,
-        );
-      }
-    }
-    upstream = forwarder ? { url: forwarder.url, auth: forwarder.auth } : { url: serverUrl! };
-    mode = "running";
-    log(
-      `starting ${JSON.stringify(s.command.join(" "))} (from ${s.commandFrom}) for ` +
-        `${forwarder ? "the forwarding endpoint" : upstream.url} in ${directory}`,
-    );
-    if (s.recordedVersion && s.recordedVersion !== PLUGIN_VERSION) {
-      log(
-        `version mismatch: this plugin is muxbridge ${PLUGIN_VERSION}, ${SIDECAR} was written ` +
-          `by ${s.recordedVersion}; run \`muxbridge install\` again`,
-      );
-    }
-    start();
-  };
-
-  const stop = async () => {
-    if (mode === "stopped") return;
-    const was = mode;
-    mode = "stopped";
-    forget();
-    if (timer) clearTimeout(timer);
-    timer = null;
-    channel?.close();
-    const c = child;
-    if (c) {
-      const gone = new Promise<void>((resolve) => (exited = resolve));
-      const wait = (ms: number) =>
-        Promise.race([
-          gone.then(() => true),
-          new Promise<boolean>((resolve) => {
-            const t = setTimeout(() => resolve(false), ms);
-            gone.then(() => clearTimeout(t));
-          }),
-        ]);
-      try {
-        c.stdin!.end(); // end of input: the bridge closes its panes, says `bye` and exits
-        if (!(await wait(s.stopGraceMs))) {
-          c.kill("SIGTERM");
-          if (!(await wait(1000))) c.kill("SIGKILL");
-        }
-      } catch { /* already gone */ }
-    }
-    forwarder?.close();
-    if (lock.kind === "owner") lock.release();
-    if (dropped > droppedReported) {
-      log(`${dropped - droppedReported} events were dropped in total`);
-    }
-    if (was !== "relay") log("stopped");
-    await writer.flush();
-    if (logFd !== null) {
-      try {
-        closeSync(logFd);
-      } catch { /* already closed */ }
-    }
-  };
-
-  if (!serverUrl || !directory) {
-    mode = "off";
-    log(
-      "OpenCode gave the plugin no serverUrl or directory; muxbridge is not started",
-    );
-  } else {
-    if (server.hadCredentials) {
-      log(
-        "OpenCode's server URL carries credentials (user:pass@); they were removed (never on " +
-          "argv or in a log): set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME)",
-      );
-    }
-    lock = lockProcess(s.stateDir, s.instance);
-    channel = openChannel(channelName, log);
-    if (lock.kind === "taken" && channel) {
-      mode = "relay";
-      log(
-        `another realm of this OpenCode process runs the bridge; handing events to it`,
-      );
-    } else {
-      if (lock.kind === "unlocked") {
-        log(`cannot lock the process (${lock.reason}); going on`);
-      }
-      if (lock.kind === "taken") log("another realm runs the bridge, but no channel reaches it");
-      if (channel) {
-        channel.onmessage = guard((e: { data: unknown }) => {
-          if (typeof e.data === "string") enqueue(e.data);
-        });
-      }
-      begin().catch((err) => log(`internal error: ${err}`));
-    }
-  }
-
-  return {
-    join() {
-      refs++;
-      let disposed = false;
-      return {
-        // The hooks return at once: nothing here waits on the bridge.
-        event: ({ event }) => {
-          guard(onEvent)(bag(event));
-          return Promise.resolve();
-        },
-        "tool.execute.after": (info, output) => {
-          guard(onToolAfter)(bag(info), bag(output));
-          return Promise.resolve();
-        },
-        dispose: () => {
-          if (disposed) return Promise.resolve();
-          disposed = true;
-          return --refs > 0 ? Promise.resolve() : stop().catch(() => {});
-        },
-      };
-    },
-  };
-}
-
-/** The channel between realms of this process; null (and one log line) where there is none. */
-function openChannel(name: string, log: (message: string) => void): BroadcastChannel | null {
+/**
+ * OpenCode's server URL as the bridge gets it: credentials in it (`user:pass@`) are removed, so
+ * they never reach the bridge's argv or a log line (the bridge refuses such URLs; it takes
+ * credentials from `OPENCODE_SERVER_PASSWORD`). An unparseable URL is dropped for the same
+ * reason: nothing tells where its credentials would end.
+ */
+function plainServerUrl(raw: unknown): { url?: string; hadCredentials: boolean } {
+  const href = raw instanceof URL ? raw.href : typeof raw === "string" ? raw : undefined;
+  if (href === undefined) return { hadCredentials: false };
+  let url: URL;
   try {
-    const channel = new BroadcastChannel(name);
-    channel.unref?.(); // never keep OpenCode alive for it
-    return channel;
-  } catch (err) {
-    log(`no channel between realms (${err}); this realm runs its own bridge`);
-    return null;
+    url = new URL(href);
+  } catch {
+    return { hadCredentials: false };
   }
+  if (!url.username && !url.password) return { url: href, hadCredentials: false };
+  url.username = "";
+  url.password = "";
+  return { url: url.href, hadCredentials: true };
 }
 
 /** Credentials from OpenCode's environment, for a real listener. */
@@ -1086,4 +1275,49 @@ function envAuth(): { username?: string; password: string } | undefined {
   if (!password) return undefined;
   const username = process.env.OPENCODE_SERVER_USERNAME;
   return { ...(username ? { username } : {}), password };
+}
+
+/**
+ * The `bridge.hello` line every start sends: the URL, the directory and the credentials (the
+ * endpoint's secret, else OpenCode's own, read now).
+ */
+function helloLine(upstream: Upstream, directory: string): string {
+  const auth = upstream.auth ?? envAuth();
+  const hello = { type: "bridge.hello", serverUrl: upstream.url, directory };
+  return `${JSON.stringify({ ...hello, ...(auth ? { auth } : {}) })}\n`;
+}
+
+/**
+ * Reads the bridge's stdout, only for the log: what the bridge says is its own business, the
+ * plugin acts on none of it, except to say once when the bridge is another version.
+ */
+function bridgeOutput(log: Log): (chunk: Buffer | string) => void {
+  let buf = "";
+  let versionNoted = false;
+  const note = (line: string) => {
+    let msg: Bag;
+    try {
+      msg = bag(JSON.parse(line));
+    } catch {
+      return log(`bridge wrote a line that is not JSON: ${line.slice(0, 200)}`);
+    }
+    if (msg.type !== "pong") log(`bridge: ${line.slice(0, 500)}`);
+    if (msg.type === "ready" && !versionNoted && text(msg.version) !== PLUGIN_VERSION) {
+      versionNoted = true;
+      log(
+        `version mismatch: this plugin is muxbridge ${PLUGIN_VERSION}, the bridge is ` +
+          `${text(msg.version) ?? "unknown"}; run \`muxbridge install\` with the binary you use`,
+      );
+    }
+  };
+  return (chunk) => {
+    buf += chunk.toString();
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      note(line);
+    }
+    if (buf.length > MAX_STDOUT_LINE) buf = ""; // not a protocol line; forget it
+  };
 }

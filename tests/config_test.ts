@@ -44,6 +44,29 @@ Deno.test("resolveConfig() gives the contract's defaults with no file, env or fl
   }
 });
 
+Deno.test("resolveConfig() gives the close retry delay and the survivor grace close_grace_ms's value by default", () => {
+  const plain = resolveConfig({ env: noEnv });
+  assert.equal(plain.close_retry_delay_ms, 250);
+  assert.equal(plain.survivor_grace_ms, 250);
+  const slow = resolveConfig({ env: noEnv, flags: { close_grace_ms: 1000 } });
+  assert.equal(slow.close_retry_delay_ms, 1000);
+  assert.equal(slow.survivor_grace_ms, 1000);
+  // The retry pause never went below 100 ms, whatever the grace.
+  const quick = resolveConfig({ env: noEnv, flags: { close_grace_ms: 0 } });
+  assert.equal(quick.close_retry_delay_ms, 100);
+  assert.equal(quick.survivor_grace_ms, 0);
+});
+
+Deno.test("resolveConfig() takes close_retry_delay_ms and survivor_grace_ms on their own", () => {
+  const config = resolveConfig({
+    env: noEnv,
+    flags: { close_grace_ms: 1000, close_retry_delay_ms: 40, survivor_grace_ms: 5000 },
+  });
+  assert.equal(config.close_grace_ms, 1000);
+  assert.equal(config.close_retry_delay_ms, 40);
+  assert.equal(config.survivor_grace_ms, 5000);
+});
+
 Deno.test("resolveConfig() fills every backend section with its defaults", () => {
   const config = resolveConfig({ env: noEnv });
   assert.deepEqual(config.tmux, { bin: "tmux" });

@@ -334,17 +334,19 @@ Deno.test({
       assert.ok(recordsWhileOpen >= 4, `the open panes' records were read (${recordsWhileOpen})`);
 
       // The sampler runs and reads argv: a process with a marker on its argv, ended once the
-      // sampler has seen it (a condition, however loaded the machine is).
+      // sampler has seen it (a condition, however loaded the machine is). It waits in the
+      // shell's own `read`, no child (a killed `sh -c "sleep …; :"` left its sleep running),
+      // and ends when its input does.
       const markerProcess = new Deno.Command("/bin/sh", {
-        args: ["-c", "sleep 600; :", marker],
-        stdin: "null",
+        args: ["-c", "read -r _ || :", marker],
+        stdin: "piped",
         stdout: "null",
         stderr: "null",
       }).spawn();
       try {
         await until("the argv sampler to see the marker process", () => watch.seen(marker) > 0);
       } finally {
-        markerProcess.kill("SIGKILL");
+        await markerProcess.stdin.close();
         await markerProcess.status;
       }
 

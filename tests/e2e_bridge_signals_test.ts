@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import denoConfig from "../deno.json" with { type: "json" };
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { muxbridgeArgv, startBridge } from "./helpers/bridge_process.ts";
+import { runTag } from "./helpers/run_tag.ts";
 
 const VERSION = denoConfig.version;
 
@@ -77,7 +78,12 @@ Deno.test("muxbridge bridge: a reader slower than the bridge still gets every li
   const [cmd, ...pre] = muxbridgeArgv();
   const child = new Deno.Command(cmd, {
     args: [...pre, "bridge"],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...iso.env, MUXBRIDGE_BACKEND: "none" },
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      ...iso.env,
+      MUXBRIDGE_BACKEND: "none",
+      ...runTag(),
+    },
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { type CliRun, runCli } from "./helpers/cli_process.ts";
+import { runTag } from "./helpers/run_tag.ts";
 
 const PLUGIN = await Deno.readTextFile(new URL("../plugin/muxbridge.ts", import.meta.url));
 
@@ -85,7 +86,7 @@ Deno.test("cli install: --dry-run changes nothing, install writes the plugin and
     const out = await new Deno.Command(cmd, {
       args: [...pre, "version"],
       cwd: "/",
-      env: { HOME: r.env.HOME, PATH: "/usr/bin:/bin" },
+      env: { HOME: r.env.HOME, PATH: "/usr/bin:/bin", ...runTag() },
       clearEnv: true,
       stdout: "piped",
       stderr: "piped",

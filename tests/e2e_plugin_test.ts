@@ -346,8 +346,11 @@ Deno.test({
     const work = await Deno.makeTempDir({ prefix: "muxbridge-e2e-variants-" });
     let server: OpencodeServer | undefined;
     try {
+      // The stalled fake never reads its input, so unlike a real bridge it does not end with
+      // OpenCode: it writes its pid (kept by `exec`) for the test to stop it.
       const fakes: Record<string, string> = {
-        stall: `echo '{"type":"ready","protocol":1,"version":"fake","backend":null}'
+        stall: `echo $$ >> "${work}/stall.pids"
+echo '{"type":"ready","protocol":1,"version":"fake","backend":null}'
 exec sleep 600`,
         crash: `echo start >> "${work}/crash.starts"
 echo "crash stderr" >&2
@@ -430,7 +433,26 @@ exit 3`,
       console.log(`e2e_plugin variants: ${Math.round(performance.now() - t0)} ms in all`);
     } finally {
       await server?.close();
+      for (const pid of readText(`${work}/stall.pids`).split("\n").filter((l) => l).map(Number)) {
+        await stopStaller(pid);
+      }
       await Deno.remove(work, { recursive: true }).catch(() => {});
     }
   },
 });
+
+/** Stops a stalled fake bridge by pid, if that pid still runs its `sleep 600`. */
+async function stopStaller(pid: number): Promise<void> {
+  const isStaller = () => {
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/cmdline`) === "sleep\x00600\x00";
+    } catch {
+      return false;
+    }
+  };
+  if (!isStaller()) return;
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch { /* ended meanwhile */ }
+  await waitFor(clock, () => !processes.alive(pid), { deadline: clock.now() + 10_000 });
+}

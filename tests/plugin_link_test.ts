@@ -14,14 +14,19 @@ import assert from "node:assert/strict";
 import type { PluginInput } from "@opencode-ai/plugin";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
+import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
 import { requirement, requires } from "./helpers/requires.ts";
 
 const clock = createRealClock();
-for (const k of ["MUXBRIDGE_BIN", "MUXBRIDGE_PLUGIN_LOG", "OPENCODE_SERVER_PASSWORD"]) {
-  Deno.env.delete(k);
-}
+// A developer's own settings stay out; the state directory is this file's. Both are put back
+// when this file is done, so later files of the run see the environment they got.
 const STATE = Deno.makeTempDirSync({ prefix: "muxbridge-plugin-link-state-" });
-Deno.env.set("MUXBRIDGE_STATE_DIR", STATE);
+setEnvForFile({
+  MUXBRIDGE_BIN: undefined,
+  MUXBRIDGE_PLUGIN_LOG: undefined,
+  OPENCODE_SERVER_PASSWORD: undefined,
+  MUXBRIDGE_STATE_DIR: STATE,
+});
 globalThis.addEventListener("unload", () => Deno.removeSync(STATE, { recursive: true }));
 const PLUGIN_URL = new URL("../plugin/muxbridge.ts", import.meta.url);
 const UNLISTENED = "http://localhost:4096/";
@@ -173,14 +178,14 @@ Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can wr
   await Deno.mkdir(shared);
   await Deno.chmod(shared, 0o777); // another user could plant or remove locks here
   let hooks;
-  Deno.env.set("MUXBRIDGE_STATE_DIR", shared);
+  const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
   try {
     hooks = await MuxbridgePlugin(input(dir), {
       bin: await fakeBridge(dir),
       log: `${dir}/bridge.log`,
     });
   } finally {
-    Deno.env.set("MUXBRIDGE_STATE_DIR", STATE);
+    restore();
   }
   try {
     await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
@@ -293,7 +298,7 @@ function fakeUpstream() {
 Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoint in-process, behind a per-run secret", async () => {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-forward-" });
   const upstream = fakeUpstream();
-  Deno.env.set("OPENCODE_SERVER_PASSWORD", "real-server-password");
+  const restore = setEnv({ OPENCODE_SERVER_PASSWORD: "real-server-password" });
   let hooks;
   try {
     hooks = await MuxbridgePlugin(input(dir, UNLISTENED, upstream.client), {
@@ -301,7 +306,7 @@ Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoi
       log: `${dir}/bridge.log`,
     });
   } finally {
-    Deno.env.delete("OPENCODE_SERVER_PASSWORD");
+    restore();
   }
   try {
     await until("the hello", () => received(dir).length > 0, `${dir}/bridge.log`);

@@ -11,16 +11,20 @@ import assert from "node:assert/strict";
 import type { PluginInput } from "@opencode-ai/plugin";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
+import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
 
 const clock = createRealClock();
 const SERVER = "http://127.0.0.1:4096/";
 // The environment wins over options; a developer's own setting must not leak into these tests.
-for (const k of ["MUXBRIDGE_BIN", "MUXBRIDGE_PLUGIN_LOG", "OPENCODE_SERVER_PASSWORD"]) {
-  Deno.env.delete(k);
-}
-// The plugin's process locks live in the state directory: never the developer's own.
+// The plugin's process locks live in the state directory: never the developer's own. Both are
+// put back when this file is done, so later files of the run see the environment they got.
 const STATE = Deno.makeTempDirSync({ prefix: "muxbridge-plugin-state-" });
-Deno.env.set("MUXBRIDGE_STATE_DIR", STATE);
+setEnvForFile({
+  MUXBRIDGE_BIN: undefined,
+  MUXBRIDGE_PLUGIN_LOG: undefined,
+  OPENCODE_SERVER_PASSWORD: undefined,
+  MUXBRIDGE_STATE_DIR: STATE,
+});
 globalThis.addEventListener("unload", () => Deno.removeSync(STATE, { recursive: true }));
 
 /** Fake bridges: each records what it got under its `--dir` ($5). */
@@ -158,14 +162,12 @@ Deno.test("MuxbridgePlugin starts `bridge --url --dir`, sends bridge.hello first
 });
 
 Deno.test("MuxbridgePlugin puts OPENCODE_SERVER_USERNAME/PASSWORD into bridge.hello auth", async () => {
-  Deno.env.set("OPENCODE_SERVER_PASSWORD", "s3cret");
-  Deno.env.set("OPENCODE_SERVER_USERNAME", "alice");
+  const restore = setEnv({ OPENCODE_SERVER_PASSWORD: "s3cret", OPENCODE_SERVER_USERNAME: "alice" });
   let r: Rig;
   try {
     r = await rig("recorder");
   } finally {
-    Deno.env.delete("OPENCODE_SERVER_PASSWORD");
-    Deno.env.delete("OPENCODE_SERVER_USERNAME");
+    restore();
   }
   try {
     await r.hooks.dispose?.();

@@ -16,6 +16,7 @@ import { createFakeBackend } from "./fakes/fake_backend.ts";
 import { createFakeClock } from "./fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "./fakes/memory_store.ts";
 import { runCli } from "./helpers/cli_process.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const created = (info: Record<string, unknown>) =>
   JSON.stringify({ type: "session.created", properties: { sessionID: info.id, info } });
@@ -73,12 +74,16 @@ Deno.test("SessionLoop tracks at most max_tracked_sessions children; the next ge
   }, { backend, serverUrl: "http://127.0.0.1:4096", directory: "/w" });
   const child = (n: number) => ({
     kind: "created" as const,
-    info: { id: `ses_c${n}`, parentId: "ses_p", title: `c${n}` },
+    info: {
+      id: validateSessionId(`ses_c${n}`),
+      parentId: validateSessionId("ses_p"),
+      title: `c${n}`,
+    },
   });
   for (let n = 1; n <= 5; n++) loop.handle(child(n));
   // An update of a child beyond the cap creates no record either, and says nothing new.
   loop.handle({ ...child(5), kind: "updated" });
-  loop.handle({ kind: "status", sessionId: "ses_c4", status: "busy" });
+  loop.handle({ kind: "status", sessionId: validateSessionId("ses_c4"), status: "busy" });
   await clock.advance(100);
   assert.equal(loop.records().length, 3);
   assert.equal(backend.panes.size, 3);

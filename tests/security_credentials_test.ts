@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PluginInput } from "@opencode-ai/plugin";
-import { createPaneStore, type PaneRecord } from "../lib/session/pane_store.ts";
+import { createPaneStore, type PaneRecordInput } from "../lib/session/pane_store.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
@@ -48,7 +48,7 @@ async function rig(): Promise<Rig> {
     env,
     async orphan(url, sessionId = "ses_stale1") {
       const paneId = await server.userPane();
-      const record: PaneRecord = {
+      const record: PaneRecordInput = {
         sessionId,
         paneId,
         backend: "tmux",

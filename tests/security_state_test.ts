@@ -22,7 +22,7 @@ import {
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { resolveConfig, stateDir } from "../lib/config.ts";
-import { createPaneStore, type PaneRecord } from "../lib/session/pane_store.ts";
+import { createPaneStore, type PaneRecordInput } from "../lib/session/pane_store.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { giveToNobody, listen, NOBODY } from "./helpers/listener.ts";
@@ -32,7 +32,7 @@ import { until } from "./helpers/until.ts";
 
 const DEAD_OWNER = "999999:1";
 
-function record(paneId: string, extra: Partial<PaneRecord> = {}): PaneRecord {
+function record(paneId: string, extra: Partial<PaneRecordInput> = {}): PaneRecordInput {
   return {
     sessionId: "ses_victim1",
     paneId,
@@ -278,7 +278,7 @@ Deno.test("PaneStore list() validates every field a record names: pane id, pid, 
   try {
     const state = join(dir, "state");
     const store = createPaneStore(state);
-    const bad: Array<Partial<PaneRecord> & Record<string, unknown>> = [
+    const bad: Array<Partial<PaneRecordInput> & Record<string, unknown>> = [
       { paneId: "-t" },
       { paneId: "%1\n%2" },
       { sessionId: "ses_x;rm -rf ~" },

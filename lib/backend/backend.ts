@@ -17,7 +17,8 @@
 
 import type { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
-import type { Config, ConfigSection, LayoutName, SectionSchema } from "../config.ts";
+import type { Config, LayoutName } from "../config.ts";
+import type { ConfigSection, SectionSchema } from "../config_section.ts";
 import type { Runner } from "../sys/exec.ts";
 import type { EnvLookup, Identity, Layer } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";

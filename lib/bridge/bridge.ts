@@ -16,7 +16,7 @@ import { type HeldCredentials, helloCredentials, startCredentials } from "./_cre
 import type { Backend } from "../backend/backend.ts";
 import type { CleanupReport } from "../session/cleanup.ts";
 import type { Config } from "../config.ts";
-import { isMuxError, toMuxError } from "../sys/errors.ts";
+import { toMuxError } from "../sys/errors.ts";
 import { readLineBatches } from "../sys/line_reader.ts";
 import type { Logger } from "../sys/log.ts";
 import {
@@ -29,19 +29,10 @@ import {
 } from "./protocol.ts";
 import type { Selection } from "../select_backend.ts";
 import { type LoopContext, SessionLoop, type SessionLoopDeps } from "../session/loop.ts";
+import type { BridgeIO } from "../sys/stdio.ts";
 import { normalizeServerUrl, validateDirectory } from "../validate.ts";
 
-/** The bridge's input, output and signals. */
-export interface BridgeIO {
-  /** stdin as byte chunks. */
-  input: AsyncIterable<Uint8Array>;
-  /** Writes one complete line (with its newline) to stdout. */
-  write(line: string): void;
-  /** Resolves once everything written has been flushed. */
-  flush(): Promise<void>;
-  /** Calls `handler` on SIGTERM, SIGINT or SIGHUP; returns an unsubscribe function. */
-  onSignal(handler: (signal: string) => void): () => void;
-}
+export type { BridgeIO } from "../sys/stdio.ts";
 
 /** Where the bridge starts from, before any `bridge.hello`. */
 export interface BridgeStart {
@@ -84,7 +75,7 @@ export interface BridgeDeps {
 }
 
 /** Bridge state between lines (the loop context is `loop.context`). */
-interface Session {
+interface BridgeState {
   config: Config;
   selection: Selection;
   loop: SessionLoop;
@@ -113,7 +104,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
     deps.start.directory,
     credentialsFor(server.url, held.grant),
   );
-  const session: Session = {
+  const state: BridgeState = {
     config,
     selection,
     loop: new SessionLoop(deps.loopDeps(config, emit), ctx),
@@ -131,7 +122,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   if (server.error) {
     emit({ type: "error", code: "invalid_config", message: server.error, line: null });
   }
-  const reclaiming = reclaim(deps, selection, held.grant, emit, () => session.loop);
+  const reclaiming = reclaim(deps, selection, held.grant, emit, () => state.loop);
 
   const reading = (async () => {
     // Lines come in batches (one per input chunk): the hot path for noise is a plain loop.
@@ -164,7 +155,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
           continue;
         }
         if (inbound.kind === "shutdown") return "bridge.shutdown";
-        await handle(deps, session, inbound, item.lineNo, emit);
+        await handle(deps, state, inbound, item.lineNo, emit);
       }
     }
     return "end of input";
@@ -177,11 +168,11 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
   await reclaiming;
   let closed = 0;
   try {
-    closed = await session.loop.shutdown(session.config.close_on_exit);
+    closed = await state.loop.shutdown(state.config.close_on_exit);
   } catch (err) {
     log.error(`shutdown failed: ${(err as Error).stack ?? err}`);
   }
-  if (session.selection.ok) await session.selection.backend.dispose?.();
+  if (state.selection.ok) await state.selection.backend.dispose?.();
   emit({ type: "bye", closed });
   await io.flush();
   return 0;
@@ -292,41 +283,37 @@ function contextFor(
 
 async function handle(
   deps: BridgeDeps,
-  session: Session,
+  state: BridgeState,
   inbound: Exclude<Inbound, { kind: "ignored" | "shutdown" }>,
   line: number,
   emit: (m: OutMessage) => void,
 ): Promise<void> {
   switch (inbound.kind) {
     case "invalid":
+      if (inbound.skip) {
+        const { sessionID, hint } = inbound.skip;
+        emit({ type: "pane.skipped", sessionID, reason: "invalid_id", hint });
+      }
       emit({ type: "error", code: inbound.code, message: inbound.message, line });
       return;
     case "ping":
       emit({ type: "pong", id: inbound.id });
       return;
     case "hello":
-      return await hello(deps, session, inbound.hello, line, emit);
+      return await hello(deps, state, inbound.hello, line, emit);
     default:
       try {
-        session.loop.handle(inbound);
+        state.loop.handle(inbound);
       } catch (err) {
-        const e = toMuxError(err);
-        if (!isMuxError(e, "invalid_argument")) {
-          deps.log.error(`internal error on line ${line}: ${(err as Error).stack ?? err}`);
-        }
-        emit({
-          type: "error",
-          code: e.code === "invalid_argument" ? "invalid_message" : "internal",
-          message: e.message,
-          line,
-        });
+        deps.log.error(`internal error on line ${line}: ${(err as Error).stack ?? err}`);
+        emit({ type: "error", code: "internal", message: toMuxError(err).message, line });
       }
   }
 }
 
 async function hello(
   deps: BridgeDeps,
-  session: Session,
+  state: BridgeState,
   msg: Hello,
   line: number,
   emit: (m: OutMessage) => void,
@@ -334,7 +321,7 @@ async function hello(
   let config: Config;
   let url: string;
   try {
-    config = msg.config === undefined ? session.config : deps.resolveConfig(msg.config);
+    config = msg.config === undefined ? state.config : deps.resolveConfig(msg.config);
     url = normalizeServerUrl(msg.serverUrl).url;
     validateDirectory(msg.directory);
   } catch (err) {
@@ -348,34 +335,31 @@ async function hello(
     return;
   }
   const before = {
-    backend: session.selection.ok ? session.selection.backend.name : null,
-    url: session.loop.context.serverUrl,
+    backend: state.selection.ok ? state.selection.backend.name : null,
+    url: state.loop.context.serverUrl,
   };
-  const reselect = msg.config !== undefined || !session.selection.ok;
+  const reselect = msg.config !== undefined || !state.selection.ok;
   if (reselect) {
     const selection = await deps.select(config);
     if (
-      session.selection.ok && (!selection.ok || selection.backend !== session.selection.backend)
+      state.selection.ok && (!selection.ok || selection.backend !== state.selection.backend)
     ) {
       // Open panes keep their own backend handle; only new panes use the new one.
       deps.log.info(`backend changed by bridge.hello`);
     }
-    session.selection = selection;
+    state.selection = selection;
   }
-  session.credentials = helloCredentials(session.credentials, msg.auth, url, deps.log);
-  const auth = credentialsFor(url, session.credentials.grant);
-  const ctx = contextFor(session.selection, url, msg.directory, auth);
-  if (config !== session.config && session.loop.records().length === 0) {
-    session.loop = new SessionLoop(deps.loopDeps(config, emit), ctx);
-  } else {
-    session.loop.setContext(ctx);
-  }
-  session.config = config;
+  state.credentials = helloCredentials(state.credentials, msg.auth, url, deps.log);
+  const auth = credentialsFor(url, state.credentials.grant);
+  const ctx = contextFor(state.selection, url, msg.directory, auth);
+  // The new config applies in full, each key from its next use (`lib/session/loop_config.ts`).
+  state.loop.setContext(ctx, config);
+  state.config = config;
   const after = {
-    backend: session.selection.ok ? session.selection.backend.name : null,
+    backend: state.selection.ok ? state.selection.backend.name : null,
     url: ctx.serverUrl,
   };
   if (after.backend !== before.backend || after.url !== before.url) {
-    emitReady(emit, deps.version, session.selection);
+    emitReady(emit, deps.version, state.selection);
   }
 }

@@ -11,8 +11,26 @@
  */
 
 import { z } from "zod";
-import { describeIssues } from "../config.ts";
-import { MAX_DIRECTORY, SESSION_ID } from "../validate.ts";
+import { describeIssues } from "../describe_issues.ts";
+import {
+  CLOSE_REASONS,
+  type LoopInput,
+  type PaneClosed,
+  type PaneFailed,
+  type PaneOpened,
+  type PaneSkipped,
+  SKIP_REASONS,
+} from "../session/events.ts";
+import { toMuxError } from "../sys/errors.ts";
+import {
+  isSessionId,
+  MAX_DIRECTORY,
+  SESSION_ID,
+  type SessionId,
+  validateSessionId,
+} from "../validate.ts";
+
+export { CLOSE_REASONS, SKIP_REASONS };
 
 /** The protocol version in `ready`. */
 export const PROTOCOL_VERSION = 1;
@@ -130,23 +148,6 @@ export type Hello = z.output<typeof HelloSchema>;
 
 // ---------------------------------------------------------------- messages out
 
-/** Why a pane closed. */
-export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone"] as const;
-
-/** Why a child got no pane. */
-export const SKIP_REASONS = [
-  "no_backend",
-  "server_unreachable",
-  "auth_failed",
-  "auth_unsupported",
-  "no_space",
-  "invalid_id",
-  "unsupported_version",
-  "backend_unreachable",
-  "session_not_found",
-  "limit",
-] as const;
-
 const ReadySchema = z.object({
   type: z.literal("ready"),
   protocol: z.literal(PROTOCOL_VERSION),
@@ -154,31 +155,32 @@ const ReadySchema = z.object({
   backend: z.string().nullable(),
   reason: z.string().optional(),
 });
+// The session core's reports (`lib/session/events.ts`), as they go on the wire.
 const PaneOpenedSchema = z.object({
   type: z.literal("pane.opened"),
   sessionID: z.string(),
   paneId: z.string(),
   backend: z.string(),
-});
+}) satisfies z.ZodType<PaneOpened>;
 const PaneClosedSchema = z.object({
   type: z.literal("pane.closed"),
   sessionID: z.string(),
   paneId: z.string(),
   reason: z.enum(CLOSE_REASONS),
-});
+}) satisfies z.ZodType<PaneClosed>;
 const PaneSkippedSchema = z.object({
   type: z.literal("pane.skipped"),
   sessionID: z.string(),
   reason: z.enum(SKIP_REASONS),
   hint: z.string(),
-});
+}) satisfies z.ZodType<PaneSkipped>;
 const PaneFailedSchema = z.object({
   type: z.literal("pane.failed"),
   sessionID: z.string(),
   op: z.enum(["open", "close"]),
   code: z.string(),
   message: z.string(),
-});
+}) satisfies z.ZodType<PaneFailed>;
 const ErrorMessageSchema = z.object({
   type: z.literal("error"),
   code: z.string(),
@@ -208,44 +210,30 @@ export const OutMessageSchema = z.discriminatedUnion("type", [
 ]);
 
 /**
- * A message the bridge writes.
+ * A message the bridge writes: the session core's pane reports and the bridge's own.
  *
  * @internal
  */
 export type OutMessage = z.output<typeof OutMessageSchema>;
 
-/** A close reason. */
-export type CloseReason = typeof CLOSE_REASONS[number];
-
-/** A skip reason. */
-export type SkipReason = typeof SKIP_REASONS[number];
-
 // ---------------------------------------------------------------- parsing
 
-/** A session as an event describes it. */
-export interface SessionInfo {
-  /** The session id (not yet validated). */
-  id: string;
-  /** The parent's id; absent for root sessions. */
-  parentId?: string;
-  /** The raw title. */
-  title: string;
-  /** The session's directory, when given. */
-  directory?: string;
-}
-
-/** What one input line means. */
+/** What one input line means: a session event for the loop, or one of the bridge's own. */
 export type Inbound =
-  | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
-  | { kind: "status"; sessionId: string; status: "busy" | "idle" }
+  | LoopInput
   | { kind: "hello"; hello: Hello }
-  | { kind: "job"; sessionId: string; running: boolean }
   | { kind: "ping"; id: string | number | null }
   | { kind: "shutdown" }
   | { kind: "ignored"; type: string }
-  | { kind: "invalid"; code: "invalid_json" | "invalid_message"; message: string };
+  | {
+    kind: "invalid";
+    code: "invalid_json" | "invalid_message";
+    message: string;
+    /** A child whose id cannot be used: it gets `pane.skipped` (`invalid_id`) with this hint. */
+    skip?: { sessionID: string; hint: string };
+  };
 
-const invalid = (message: string): Inbound => ({
+const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> => ({
   kind: "invalid",
   code: "invalid_message",
   message,
@@ -255,11 +243,40 @@ function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): Inbound
   return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);
 }
 
-function toInfo(info: z.output<typeof SessionInfoSchema>): SessionInfo {
-  const out: SessionInfo = { id: info.id, title: info.title ?? "" };
-  if (info.parentID) out.parentId = info.parentID;
-  if (info.directory) out.directory = info.directory;
-  return out;
+/**
+ * Checks a session id where it enters: a session id, or the `invalid_message` its line gets
+ * (with `pane.skipped` for a child that was just created).
+ */
+function sessionId(id: string, skipped: boolean): SessionId | Inbound {
+  try {
+    return validateSessionId(id);
+  } catch (err) {
+    const { message, hint } = toMuxError(err);
+    return skipped
+      ? { ...invalid(message), skip: { sessionID: id, hint: hint ?? message } }
+      : invalid(message);
+  }
+}
+
+function sessionEvent(
+  kind: "created" | "updated" | "deleted",
+  info: z.output<typeof SessionInfoSchema>,
+): Inbound {
+  // A root session gets no pane and nothing is said, whatever its id (only children are ours).
+  if (!info.parentID && kind !== "deleted" && !isSessionId(info.id)) {
+    return { kind: "ignored", type: `session.${kind}` };
+  }
+  const id = sessionId(info.id, kind === "created" && !!info.parentID);
+  if (typeof id !== "string") return id;
+  return {
+    kind,
+    info: {
+      id,
+      title: info.title ?? "",
+      ...(info.parentID && isSessionId(info.parentID) ? { parentId: info.parentID } : {}),
+      ...(info.directory ? { directory: info.directory } : {}),
+    },
+  };
 }
 
 /**
@@ -273,6 +290,8 @@ function toInfo(info: z.output<typeof SessionInfoSchema>): SessionInfo {
  * import { parseLine } from "./protocol.ts";
  * parseLine('{"type":"session.idle","properties":{"sessionID":"ses_1"}}');
  * // { kind: "status", sessionId: "ses_1", status: "idle" }
+ * parseLine('{"type":"session.idle","properties":{"sessionID":"-rf"}}');
+ * // { kind: "invalid", code: "invalid_message", message: 'Cannot use session id "-rf"' }
  * ```
  */
 export function parseLine(line: string): Inbound {
@@ -303,22 +322,25 @@ function parseSessionEvent(type: string, value: unknown): Inbound {
     case "session.deleted": {
       const r = SessionInfoEventSchema.safeParse(value);
       if (!r.success) return schemaError(type, r.error.issues);
-      return {
-        kind: type.slice(8) as "created" | "updated" | "deleted",
-        info: toInfo(r.data.properties.info),
-      };
+      return sessionEvent(
+        type.slice(8) as "created" | "updated" | "deleted",
+        r.data.properties.info,
+      );
     }
     case "session.status": {
       const r = SessionStatusEventSchema.safeParse(value);
       if (!r.success) return schemaError(type, r.error.issues);
+      const id = sessionId(r.data.properties.sessionID, false);
+      if (typeof id !== "string") return id;
       // `retry` and unknown types count as activity (contract).
       const status = r.data.properties.status.type === "idle" ? "idle" : "busy";
-      return { kind: "status", sessionId: r.data.properties.sessionID, status };
+      return { kind: "status", sessionId: id, status };
     }
     case "session.idle": {
       const r = SessionIdleEventSchema.safeParse(value);
       if (!r.success) return schemaError(type, r.error.issues);
-      return { kind: "status", sessionId: r.data.properties.sessionID, status: "idle" };
+      const id = sessionId(r.data.properties.sessionID, false);
+      return typeof id === "string" ? { kind: "status", sessionId: id, status: "idle" } : id;
     }
     default:
       return { kind: "ignored", type };
@@ -333,9 +355,11 @@ function parseControl(type: string, value: unknown): Inbound {
     }
     case "bridge.job": {
       const r = JobSchema.safeParse(value);
-      return r.success
-        ? { kind: "job", sessionId: r.data.sessionID, running: r.data.status === "running" }
-        : schemaError(type, r.error.issues);
+      if (!r.success) return schemaError(type, r.error.issues);
+      const id = sessionId(r.data.sessionID, false);
+      return typeof id === "string"
+        ? { kind: "job", sessionId: id, running: r.data.status === "running" }
+        : id;
     }
     case "bridge.ping": {
       const r = PingSchema.safeParse(value);

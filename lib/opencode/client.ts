@@ -3,10 +3,10 @@
  * map of busy sessions, and one session's lookup. Basic auth when credentials are given; every
  * call bounded by a timeout on the injected clock; every answer parsed with zod.
  *
- * Instance routes (`/session/…`) are scoped to a project directory with `?directory=` (research
- * `opencode-peer.md` §4: one server serves many directories; without it the server's own cwd is
- * used). The query parameter is used rather than the `x-opencode-directory` header because a
- * header cannot carry a non-ASCII path.
+ * Instance routes (`/session/…`) are scoped to a project directory with `?directory=`: one server
+ * serves many directories, and without it the server's own cwd is used (`docs/opencode.md`, "The
+ * server API muxbridge calls"). The query parameter is used rather than the
+ * `x-opencode-directory` header because a header cannot carry a non-ASCII path as it is.
  *
  * @module
  */
@@ -111,7 +111,8 @@ export interface OpencodeClient {
  *   expected shape); an aborted call throws `interrupted`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { createOpencodeClient } from "./client.ts";
  * const client = createOpencodeClient({ url: "http://127.0.0.1:4096", fetch });
  * (await client.health()).version; // "1.18.33"
  * ```
@@ -139,8 +140,8 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     const url = `${options.url}${path}`;
     const timeoutMs = call?.timeoutMs ?? defaultTimeout;
     const timer = new AbortController();
-    // Requests sent before the server listens are accepted and never answered (research
-    // opencode-peer.md §3): every request has a deadline on the injected clock.
+    // Requests sent before the server listens are accepted and never answered
+    // (docs/opencode.md): every request has a deadline on the injected clock.
     const timerId = options.clock?.setTimeout(() => timer.abort(), timeoutMs);
     const timeout = options.clock ? timer.signal : AbortSignal.timeout(timeoutMs);
     const signal = call?.signal ? AbortSignal.any([call.signal, timeout]) : timeout;

@@ -2,8 +2,8 @@
  * Readiness: before a pane attaches, wait until the OpenCode server answers, runs a version
  * whose `attach` muxbridge can use, and knows the child session (`GET /session/:id` answers
  * 200). A pane that attaches earlier lands on a session picker or exits at once (the peers'
- * "blank pane" complaint, research `peers.md`), and requests sent before the server listens hang
- * (research `opencode-peer.md` §3), so every request is short and the whole wait is bounded.
+ * "blank pane" complaint), and requests sent before the server listens hang, so every request is
+ * short and the whole wait is bounded (`docs/opencode.md`, "The server API muxbridge calls").
  *
  * @module
  */
@@ -64,9 +64,20 @@ export interface ReadinessOptions {
  * @returns Ready (with how long it took), or the skip reason with a message and a hint.
  *
  * @example
- * ```ts ignore
- * const r = await waitUntilReady({ client, sessionId, directory, clock, timeoutMs: 5000 });
- * if (!r.ok) emit({ type: "pane.skipped", sessionID: sessionId, reason: r.reason, hint: r.hint });
+ * ```ts
+ * import { createRealClock } from "../sys/clock.ts";
+ * import { createOpencodeClient } from "./client.ts";
+ * import { waitUntilReady } from "./readiness.ts";
+ * const clock = createRealClock();
+ * const client = createOpencodeClient({ url: "http://127.0.0.1:4096", fetch, clock });
+ * const r = await waitUntilReady({
+ *   client,
+ *   sessionId: "ses_child",
+ *   directory: "/srv/project",
+ *   clock,
+ *   timeoutMs: 5000,
+ * });
+ * if (!r.ok) console.log(`no pane: ${r.reason}: ${r.hint}`);
  * ```
  */
 export async function waitUntilReady(options: ReadinessOptions): Promise<Readiness> {

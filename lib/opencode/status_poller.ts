@@ -1,8 +1,8 @@
 /**
  * Status polling: while sessions are tracked, `GET /session/status` every `poll_interval_ms`
- * (one request per project directory: the status map is per instance, research
- * `opencode-peer.md` §4) and report every tracked session as busy, idle or absent. Polls never
- * overlap; with nothing tracked no timer is armed and nothing is sent.
+ * (one request per project directory: the status map is per instance, `docs/opencode.md`) and
+ * report every tracked session as busy, idle or absent. Polls never overlap; with nothing
+ * tracked no timer is armed and nothing is sent.
  *
  * A server that does not answer (or answers 401) produces no observations, so no decision is
  * made from it; polling backs off (doubling, capped) and says so once, and once again when the
@@ -16,10 +16,10 @@ import { toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { OpencodeClient } from "./client.ts";
 
-/** One session to poll. */
-export interface PollTarget {
+/** One session to poll (`Id`: the caller's session id type, handed back as given). */
+export interface PollTarget<Id extends string = string> {
   /** The session. */
-  readonly sessionId: string;
+  readonly sessionId: Id;
   /** Its project directory (polls are grouped by it). */
   readonly directory: string;
 }
@@ -28,21 +28,21 @@ export interface PollTarget {
 export type PollStatus = "busy" | "idle" | "absent";
 
 /** What the poller is built from. */
-export interface StatusPollerDeps {
+export interface StatusPollerDeps<Id extends string = string> {
   /** The clock. */
   clock: Clock;
   /** Logs. */
   log: Logger;
-  /** `poll_interval_ms`. */
+  /** `poll_interval_ms` (read at each schedule, so a getter may follow a changed config). */
   intervalMs: number;
   /** Whether anything is tracked (cheap; called after every change). */
   active(): boolean;
   /** The sessions to poll now. */
-  targets(): PollTarget[];
+  targets(): PollTarget<Id>[];
   /** The server client, or null when no server is known (then nothing is polled). */
   client(): OpencodeClient | null;
   /** Receives one observation; `at` is when the request was sent (older than later events). */
-  observe(sessionId: string, status: PollStatus, at: number): void;
+  observe(sessionId: Id, status: PollStatus, at: number): void;
   /** The longest pause after failures. @default 30000 (never below the interval) */
   maxBackoffMs?: number;
   /** The most one request may take. @default min(2000, the interval) */
@@ -53,14 +53,28 @@ export interface StatusPollerDeps {
  * Polls the server's status map while sessions are tracked.
  *
  * @example
- * ```ts ignore
- * const poller = new StatusPoller({ clock, log, intervalMs: 2000, active, targets, client, observe });
+ * ```ts
+ * import { createRealClock } from "../sys/clock.ts";
+ * import { silentLogger } from "../sys/log.ts";
+ * import { createOpencodeClient } from "./client.ts";
+ * import { StatusPoller } from "./status_poller.ts";
+ * const clock = createRealClock();
+ * const client = createOpencodeClient({ url: "http://127.0.0.1:4096", fetch, clock });
+ * const poller = new StatusPoller({
+ *   clock,
+ *   log: silentLogger,
+ *   intervalMs: 2000,
+ *   active: () => true,
+ *   targets: () => [{ sessionId: "ses_child", directory: "/srv/project" }],
+ *   client: () => client,
+ *   observe: (sessionId, status) => console.log(sessionId, status),
+ * });
  * poller.update(); // after every change to what is tracked
  * poller.stop(); // at shutdown
  * ```
  */
-export class StatusPoller {
-  readonly #deps: StatusPollerDeps;
+export class StatusPoller<Id extends string = string> {
+  readonly #deps: StatusPollerDeps<Id>;
   #timer: TimerId | null = null;
   #inFlight: AbortController | null = null;
   #failures = 0;
@@ -72,7 +86,7 @@ export class StatusPoller {
    *
    * @param deps Clock, logger, interval, what to poll and where the results go.
    */
-  constructor(deps: StatusPollerDeps) {
+  constructor(deps: StatusPollerDeps<Id>) {
     this.#deps = deps;
   }
 
@@ -120,7 +134,7 @@ export class StatusPoller {
     const client = this.#deps.client();
     const targets = this.#deps.targets();
     if (!client || targets.length === 0 || this.#stopped) return;
-    const byDir = new Map<string, string[]>();
+    const byDir = new Map<string, Id[]>();
     for (const t of targets) {
       const ids = byDir.get(t.directory) ?? [];
       ids.push(t.sessionId);

@@ -2,11 +2,11 @@
  * Which OpenCode versions muxbridge's pane command works with.
  *
  * Panes run `opencode attach <url> --session <id> --dir <dir>` (the contract). That is the
- * OpenCode 1.x CLI: verified live on 1.18.33 (research `opencode-peer.md` §1); `attach` had
- * `--session` and `--dir` through 1.x (opencode issues #5380, #6413, #8981 discuss `--dir` on
- * 1.0/1.1). OpenCode 2 has no `attach` and opens a session with `opencode --server <url>
- * --session <id>` (research `peers.md`, from the opencode-cmux README), so a 2.x server gets no
- * pane rather than a pane whose program exits at once.
+ * OpenCode 1.x CLI: verified live on 1.18.33; `attach` had `--session` and `--dir` through 1.x
+ * (opencode issues #5380, #6413, #8981 discuss `--dir` on 1.0/1.1). OpenCode 2 has no `attach`
+ * and opens a session with `opencode --server <url> --session <id>`, so a 2.x server gets no pane
+ * rather than a pane whose program exits at once (`docs/opencode.md`, "Which `attach` a pane can
+ * run").
  *
  * @module
  */

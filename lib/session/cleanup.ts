@@ -74,6 +74,8 @@ export interface CleanupDeps {
   log: Logger;
   /** `close_grace_ms`. */
   graceMs: number;
+  /** `survivor_grace_ms`. @default graceMs */
+  survivorGraceMs?: number;
 }
 
 /** Options of {@linkcode runCleanup}. */
@@ -98,7 +100,7 @@ async function sessionVerdict(
   const auth = credentialsFor(record.server, deps.grant);
   const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
-  // The status map and the lookup are per project directory (research opencode-peer.md §4).
+  // The status map and the lookup are per project directory (docs/opencode.md).
   const call = record.directory ? { directory: record.directory } : {};
   try {
     const session = await client.session(record.sessionId, call);
@@ -171,6 +173,7 @@ export async function runCleanup(
     const close = () =>
       closePane(backend, entry.paneId, {
         graceMs: deps.graceMs,
+        ...(deps.survivorGraceMs === undefined ? {} : { survivorGraceMs: deps.survivorGraceMs }),
         clock: deps.clock,
         processes: deps.processes,
         pid: record.pid,
@@ -273,6 +276,7 @@ async function resolvePending(
     clock: deps.clock,
     processes: deps.processes,
     graceMs: deps.graceMs,
+    ...(deps.survivorGraceMs === undefined ? {} : { survivorGraceMs: deps.survivorGraceMs }),
     log: deps.log,
   }, true);
   if (outcome.kind === "unresolved") return keep(outcome.reason);

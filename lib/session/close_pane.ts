@@ -15,6 +15,11 @@ import { type Processes, sameProcess } from "../sys/processes.ts";
 export interface ClosePaneOptions {
   /** The most to wait between interrupt and kill (`close_grace_ms`). */
   graceMs: number;
+  /**
+   * The most a program that outlived its pane gets between SIGTERM and SIGKILL
+   * (`survivor_grace_ms`). @default graceMs
+   */
+  survivorGraceMs?: number;
   /** The clock. */
   clock: Clock;
   /** The process seam; without it a surviving program is not checked. */
@@ -94,7 +99,13 @@ export async function closePane(
   }
   const survivor = async () =>
     program && processes
-      ? await terminateSurvivor(processes, program.pid, clock, options.graceMs, program.start)
+      ? await terminateSurvivor(
+        processes,
+        program.pid,
+        clock,
+        options.survivorGraceMs ?? options.graceMs,
+        program.start,
+      )
       : false;
   if (before === null) {
     return { alreadyGone: true, killed: false, programTerminated: await survivor() };
@@ -159,8 +170,8 @@ export async function closePane(
  * Ends a pane program that outlived its pane, with everything it started: SIGTERM to its process
  * group (and to any process of its session that left the group), then SIGKILL after the grace
  * period, then a check that nothing is left. The OpenCode TUI ignores the SIGHUP a closing
- * pane delivers (research peers.md (b) 1), and a launcher that dies of it can leave its child
- * running, so the leader alone is not the test: the whole group and session are.
+ * pane delivers (`docs/opencode.md`, "Around the panes"), and a launcher that dies of it can leave
+ * its child running, so the leader alone is not the test: the whole group and session are.
  *
  * A pid is only signalled while it is still the recorded process: a live leader whose start
  * stamp differs from `start` is a later process that reused the number, and is left alone.
@@ -170,7 +181,7 @@ export async function closePane(
  * @param processes The process seam.
  * @param pid The program's pid (a process-group and session leader in a pane).
  * @param clock The clock.
- * @param graceMs The most to wait before SIGKILL.
+ * @param graceMs The most to wait before SIGKILL (`survivor_grace_ms`; at least 100 ms).
  * @param start The leader's start stamp when it was known good; undefined: no check possible.
  * @returns Whether something had survived and was signalled.
  * @throws {MuxError} `close_unverified` when a process is still there after SIGKILL.

@@ -25,11 +25,20 @@ import { type ErrorCode, isMuxError, toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";
 import { newSpawnToken } from "../spawn_token.ts";
+import { type PaneId, validatePaneId } from "../validate.ts";
 import { closePane } from "./close_pane.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 
 /** A pending record: a spawn in flight, or one whose answer was lost. */
 export type PendingRecord = PaneRecord & { state: "pending"; token: string };
+
+/** A failed spawn whose pane may still show up. */
+export interface LostSpawn {
+  /** The backend it ran on. */
+  readonly backend: Backend;
+  /** Its pending record. */
+  readonly record: PendingRecord;
+}
 
 /**
  * Whether a record is a pending spawn rather than an open pane.
@@ -51,6 +60,8 @@ export interface LostSpawnDeps {
   processes: Processes;
   /** `close_grace_ms`. */
   graceMs: number;
+  /** `survivor_grace_ms`. @default graceMs */
+  survivorGraceMs?: number;
   /** Logs. */
   log: Logger;
 }
@@ -103,7 +114,11 @@ export function mayStillAppear(err: unknown): boolean {
 /** What {@linkcode spawnRecorded} returns. */
 export type RecordedSpawn =
   /** The pane opened; the caller records it, then removes `pending`. */
-  | { readonly ok: true; readonly pane: SpawnedPane; readonly pending: PendingRecord }
+  | {
+    readonly ok: true;
+    readonly pane: SpawnedPane & { readonly paneId: PaneId };
+    readonly pending: PendingRecord;
+  }
   /**
    * The spawn failed with `error`; `outcome` says what the immediate look found. A record that
    * is still there (`none` kept, `unresolved`) is the caller's to look at again later.
@@ -136,7 +151,7 @@ export async function spawnRecorded(
   const pending: PendingRecord = {
     ...fields,
     backend: backend.name,
-    paneId: `pending:${token}`,
+    paneId: validatePaneId(`pending:${token}`),
     state: "pending",
     token,
   };
@@ -148,7 +163,10 @@ export async function spawnRecorded(
     deps.log.warn(`cannot record spawn of ${fields.sessionId}: ${(err as Error).message}`);
   }
   try {
-    return { ok: true, pane: await backend.spawn({ ...req, token }), pending };
+    const pane = await backend.spawn({ ...req, token });
+    // The backend parsed the id from its multiplexer's answer in its own form (`checkPaneId`):
+    // it enters the core here, for the bridge and `muxbridge spawn` alike.
+    return { ok: true, pane: { ...pane, paneId: pane.paneId as PaneId }, pending };
   } catch (error) {
     if (!mayStillAppear(error)) {
       forgetRecord(pending, deps);
@@ -206,6 +224,7 @@ export async function resolveLostSpawn(
     try {
       await closePane(backend, pane.paneId, {
         graceMs: deps.graceMs,
+        ...(deps.survivorGraceMs === undefined ? {} : { survivorGraceMs: deps.survivorGraceMs }),
         clock: deps.clock,
         processes: deps.processes,
       });
@@ -228,4 +247,34 @@ function forgetRecord(record: PendingRecord, deps: LostSpawnDeps): void {
   } catch (err) {
     deps.log.warn(`cannot remove the pending record of ${record.sessionId}: ${String(err)}`);
   }
+}
+
+/**
+ * Looks again for the panes of failed spawns, closing what it finds.
+ *
+ * @param lost The failed spawns still looked for.
+ * @param deps Store, clock, processes, grace, log.
+ * @param final The last look (`bye`): records of spawns that left nothing go too.
+ * @returns The spawns whose pane may still show up.
+ */
+export async function sweepLostSpawns(
+  lost: readonly LostSpawn[],
+  deps: LostSpawnDeps,
+  final: boolean,
+): Promise<LostSpawn[]> {
+  const left: LostSpawn[] = [];
+  for (const spawn of lost) {
+    const outcome = await resolveLostSpawn(spawn.backend, spawn.record, deps, final);
+    if (outcome.kind === "closed") {
+      deps.log.warn(
+        `${spawn.record.sessionId}: closed pane ${
+          outcome.panes.join(", ")
+        }, made late by a spawn whose answer was lost`,
+      );
+    }
+    if (outcome.kind === "unresolved" || (outcome.kind === "none" && outcome.kept)) {
+      left.push(spawn);
+    }
+  }
+  return left;
 }

@@ -32,9 +32,11 @@ import {
 } from "../sys/private_fs.ts";
 import {
   hasUnsafeChars,
+  isPaneId,
+  isSessionId,
   MAX_DIRECTORY,
-  MAX_TARGET,
-  SESSION_ID,
+  type PaneId,
+  type SessionId,
   validateServerUrlText,
 } from "../validate.ts";
 import { SPAWN_TOKEN } from "../spawn_token.ts";
@@ -51,13 +53,18 @@ const safeText = (max: number) =>
  * credentials. With `state: "pending"` it is a spawn in flight (written before the spawn runs,
  * so a pane the multiplexer makes is muxbridge's even when the spawn's answer is lost): its
  * `paneId` is `pending:<token>` until the pane is known, and the pane, if any, carries `token`
- * (see `lib/session/lost_spawns.ts`).
+ * (see `lib/session/lost_spawns.ts`). Its ids come out typed ({@linkcode SessionId},
+ * {@linkcode PaneId}): a record read back is where they enter, checked once.
  *
  * @internal
  */
 export const PaneRecordSchema = z.strictObject({
-  sessionId: z.string().regex(SESSION_ID, "not a session id"),
-  paneId: safeText(MAX_TARGET).min(1).refine((v) => !v.startsWith("-"), 'starts with "-"'),
+  sessionId: z.custom<SessionId>((v) => typeof v === "string" && isSessionId(v), {
+    error: "not a session id",
+  }),
+  paneId: z.custom<PaneId>((v) => typeof v === "string" && isPaneId(v), {
+    error: "not a pane id",
+  }),
   backend: z.string().regex(BACKEND_NAME),
   title: safeText(256),
   openedAt: z.iso.datetime(),
@@ -91,11 +98,22 @@ export const PaneRecordSchema = z.strictObject({
 );
 
 /**
- * One owned pane.
+ * One owned pane, as read back: its ids typed.
  *
  * @internal
  */
 export type PaneRecord = z.output<typeof PaneRecordSchema>;
+
+/**
+ * A record as {@linkcode PaneStore.put} takes it: ids as plain text, since `put` checks every
+ * field anyway.
+ *
+ * @internal
+ */
+export type PaneRecordInput = Omit<PaneRecord, "sessionId" | "paneId"> & {
+  sessionId: string;
+  paneId: string;
+};
 
 /** What {@linkcode PaneStore.list} found. */
 export interface PaneListing {
@@ -118,7 +136,7 @@ export interface PaneStore {
    * @throws {MuxError} `invalid_config` when the state directory became unsafe.
    * @throws {z.ZodError} when the record is malformed (a bug of the caller).
    */
-  put(record: PaneRecord): void;
+  put(record: PaneRecordInput): void;
   /** Removes a record; a missing one is fine. */
   remove(backend: string, paneId: string): void;
   /** Reads every record. */
@@ -143,9 +161,17 @@ function fileName(backend: string, paneId: string): string {
  *   writable by others, or cannot be created; the message names the path and the fix.
  *
  * @example
- * ```ts ignore
- * const store = createPaneStore("/tmp/state");
- * store.put({ sessionId: "ses_1", paneId: "%3", backend: "tmux", title: "t", openedAt: new Date().toISOString(), owner: "cli" });
+ * ```ts
+ * import { createPaneStore } from "./pane_store.ts";
+ * const store = createPaneStore("/tmp/muxbridge-example-state");
+ * store.put({
+ *   sessionId: "ses_1",
+ *   paneId: "%3",
+ *   backend: "tmux",
+ *   title: "t",
+ *   openedAt: new Date().toISOString(),
+ *   owner: "cli",
+ * });
  * store.list().records.length; // 1
  * ```
  */

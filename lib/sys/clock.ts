@@ -76,9 +76,12 @@ export interface WaitForOptions {
  * @param options Deadline, pacing and abort.
  * @returns Whether the condition became true in time.
  *
- * @example Wait for a pane to disappear
- * ```ts ignore
- * const gone = await waitFor(clock, async () => !(await backend.exists(id)), {
+ * @example Wait up to 250 ms for a file to appear
+ * ```ts
+ * import { existsSync } from "node:fs";
+ * import { createRealClock, waitFor } from "./clock.ts";
+ * const clock = createRealClock();
+ * const appeared = await waitFor(clock, () => existsSync("/tmp/muxbridge-ready"), {
  *   deadline: clock.now() + 250,
  * });
  * ```

@@ -62,7 +62,7 @@ const DEFAULT_KILL_GRACE_MS = 500;
  * @returns A runner over `Deno.Command` (Deno) or `node:child_process` (Bun).
  *
  * @example Run a program
- * ```ts ignore
+ * ```ts
  * import { createRunner } from "./exec.ts";
  * const run = createRunner();
  * const { code, stdout } = await run(["tmux", "-V"], { timeoutMs: 2000 });

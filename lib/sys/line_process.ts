@@ -89,7 +89,7 @@ const MAX_STDERR = 4096;
  * @returns An opener over `node:child_process`.
  *
  * @example Start a program and read its lines
- * ```ts ignore
+ * ```ts
  * import { createLineProcessOpener } from "./line_process.ts";
  * const open = createLineProcessOpener();
  * const child = open(["cat"], {

@@ -22,8 +22,12 @@ export interface OutputSchema<T> {
  * @returns The value, or `undefined` when the text is not JSON or not of that shape.
  *
  * @example
- * ```ts ignore
- * const panes = parseJson(PaneListSchema, stdout) ?? fail();
+ * ```ts
+ * import { z } from "zod";
+ * import { parseJson } from "./parse_output.ts";
+ * const PaneList = z.array(z.object({ id: z.string() }));
+ * parseJson(PaneList, '[{"id":"%1"}]'); // [{ id: "%1" }]
+ * parseJson(PaneList, "tmux: no server running"); // undefined
  * ```
  */
 export function parseJson<T>(schema: OutputSchema<T>, text: string): T | undefined {

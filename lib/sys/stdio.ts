@@ -6,8 +6,19 @@
  */
 
 import process from "node:process";
-import type { BridgeIO } from "../bridge/bridge.ts";
 import { processStdout } from "./output.ts";
+
+/** The bridge's input, output and signals. */
+export interface BridgeIO {
+  /** stdin as byte chunks. */
+  input: AsyncIterable<Uint8Array>;
+  /** Writes one complete line (with its newline) to stdout. */
+  write(line: string): void;
+  /** Resolves once everything written has been flushed. */
+  flush(): Promise<void>;
+  /** Calls `handler` on SIGTERM, SIGINT or SIGHUP; returns an unsubscribe function. */
+  onSignal(handler: (signal: string) => void): () => void;
+}
 
 /** The signals that end the bridge in an orderly way. */
 const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;

@@ -80,7 +80,7 @@ const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
  * @throws {MuxError} `interrupted` when `signal` aborts.
  *
  * @example Ask a server
- * ```ts ignore
+ * ```ts
  * import { unixRequest } from "./unix_request.ts";
  * const reply = await unixRequest("/run/user/1000/herdr.sock", '{"id":"1","method":"ping","params":{}}', {
  *   timeoutMs: 2000,

@@ -20,6 +20,7 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import type { AnswerFault } from "./_lost_answer.ts";
 import { type Requirement, requires } from "../helpers/requires.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 /** A started multiplexer with a backend pointed at it. */
 export interface ContractFixture {
@@ -281,7 +282,7 @@ export function backendContract(
       };
       const progDir = await Deno.makeTempDir({ dir: f.dir, prefix: "lost-" });
       const standIn = await writeStandIn(progDir);
-      const sessionId = `ses_contractLost${mode}`;
+      const sessionId = validateSessionId(`ses_contractLost${mode}`);
       f.answers.next = mode;
       const result = await spawnRecorded(
         f.backend,

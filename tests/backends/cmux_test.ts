@@ -34,6 +34,7 @@ import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const W = "11111111-1111-1111-1111-111111111111";
@@ -544,7 +545,14 @@ Deno.test("cmux: through the session loop, a split answering surface_id null is 
       serverUrl: "http://127.0.0.1:4096",
       directory: fake.dir,
     });
-    loop.handle({ kind: "created", info: { id: "ses_remote", title: "t", parentId: "ses_p" } });
+    loop.handle({
+      kind: "created",
+      info: {
+        id: validateSessionId("ses_remote"),
+        title: "t",
+        parentId: validateSessionId("ses_p"),
+      },
+    });
     assert.ok(
       await waitFor(clock, () => out.some((m) => m.type === "pane.failed"), {
         deadline: clock.now() + 20_000,

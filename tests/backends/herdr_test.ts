@@ -34,6 +34,7 @@ import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
 import { type Requirement, requires, tool, which } from "../helpers/requires.ts";
+import { runTag } from "../helpers/run_tag.ts";
 
 const clock = createRealClock();
 /** No herdr socket answers here: every command goes through the fake runner. */
@@ -138,6 +139,7 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
   assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
   const sourced = await new Deno.Command("/bin/sh", {
     args: ["-c", '. "$0"; printf %s "$OPENCODE_SERVER_PASSWORD"', file],
+    env: runTag(),
     clearEnv: true,
   }).output();
   assert.equal(new TextDecoder().decode(sourced.stdout), password);

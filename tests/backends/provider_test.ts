@@ -18,6 +18,7 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { FAKE_PROVIDER, openerWith, providerDeps } from "./provider_fixture.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -126,7 +127,7 @@ for (const { fault, code, restarts, what } of FAULTS) {
       const standIn = await writeStandIn(progDir);
       const store = createMemoryStore();
       const deps = { store, clock, processes, graceMs: 300, log: createLogger("error", () => {}) };
-      const sessionId = "ses_providerFault";
+      const sessionId = validateSessionId("ses_providerFault");
       const result = await spawnRecorded(
         f.backend,
         {

@@ -23,6 +23,7 @@ import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
@@ -539,7 +540,12 @@ fakeTest(
       );
       const child = (id: string) => ({
         kind: "created" as const,
-        info: { id, title: id, parentId: "ses_parent", directory: z.dir },
+        info: {
+          id: validateSessionId(id),
+          title: id,
+          parentId: validateSessionId("ses_parent"),
+          directory: z.dir,
+        },
       });
       z.env.FAKE_ZELLIJ_FAULT = "hang:new-pane";
       loop.handle(child("ses_hang"));

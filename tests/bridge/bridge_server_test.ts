@@ -12,7 +12,11 @@ import { runCleanup } from "../../lib/session/cleanup.ts";
 import { type Config, resolveConfig } from "../../lib/config.ts";
 import type { Logger } from "../../lib/sys/log.ts";
 import { createOpencodeClient } from "../../lib/opencode/client.ts";
-import { createPaneStore, type PaneRecord, type PaneStore } from "../../lib/session/pane_store.ts";
+import {
+  createPaneStore,
+  type PaneRecordInput,
+  type PaneStore,
+} from "../../lib/session/pane_store.ts";
 import { type OutMessage, OutMessageSchema } from "../../lib/bridge/protocol.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
@@ -143,7 +147,7 @@ function start(
   };
 }
 
-function record(paneId: string, sessionId: string, owner: string): PaneRecord {
+function record(paneId: string, sessionId: string, owner: string): PaneRecordInput {
   return {
     sessionId,
     paneId,

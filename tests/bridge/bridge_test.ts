@@ -23,6 +23,8 @@ async function bridge(
     signalAfter?: number;
     hold?: boolean;
     url?: string;
+    /** Sends SIGTERM once this holds (checked as the clock moves). */
+    stopWhen?: (backend: FakeBackend) => boolean;
   } = {},
 ): Promise<Run> {
   const backend = createFakeBackend();
@@ -79,7 +81,11 @@ async function bridge(
   // Let timers (layout debounce, close waits) run while the bridge works.
   let done = false;
   const code = running.finally(() => (done = true));
-  while (!done) await clock.advance(50);
+  const sigterm = () => signal?.("SIGTERM");
+  while (!done) {
+    await clock.advance(50);
+    if (opts.stopWhen?.(backend)) sigterm();
+  }
   endInput();
   return { out, code: await code, backend };
 }
@@ -264,4 +270,46 @@ Deno.test("runBridge() rejects a hello with a bad config key, naming it, and kee
       err.message.includes("main_pane_sise") && err.line === 1,
   );
   assert.deepEqual(r.out[2], { type: "pong", id: 1 });
+});
+
+Deno.test("runBridge() tells a child with a malformed id why it gets no pane, and goes on", async () => {
+  const r = await bridge([
+    ev.created("ses_$(touch x)", "ses_p"),
+    ev.status("-rf", "busy"),
+    line({ type: "bridge.ping", id: 1 }),
+  ]);
+  assert.deepEqual(r.out.slice(1, 5), [
+    {
+      type: "pane.skipped",
+      sessionID: "ses_$(touch x)",
+      reason: "invalid_id",
+      hint: 'A session id is "ses_" followed by 1-128 letters or digits',
+    },
+    {
+      type: "error",
+      code: "invalid_message",
+      message: 'Cannot use session id "ses_$(touch x)"',
+      line: 1,
+    },
+    { type: "error", code: "invalid_message", message: 'Cannot use session id "-rf"', line: 2 },
+    { type: "pong", id: 1 },
+  ]);
+  assert.equal(r.backend.panes.size, 0);
+});
+
+Deno.test("runBridge() applies a hello config that comes after children exist, each key from its next use", async () => {
+  const r = await bridge([
+    ev.created("ses_a", "ses_p"),
+    line({
+      type: "bridge.hello",
+      serverUrl: "http://127.0.0.1:4096",
+      directory: "/work",
+      config: { layout: "tiled", close_on_exit: false },
+    }),
+    ev.created("ses_b", "ses_p"),
+  ], { hold: true, stopWhen: (b) => b.layouts.length > 0 });
+  // ses_a's pane was open (its layout pass still to come) when the hello came: the pass uses it.
+  assert.deepEqual(r.backend.layouts.map((l) => l.layout), ["tiled"]);
+  assert.deepEqual(r.out.at(-1), { type: "bye", closed: 0 }, "close_on_exit from the hello");
+  assert.equal(r.backend.panes.size, 2);
 });

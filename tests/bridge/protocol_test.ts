@@ -188,9 +188,48 @@ Deno.test("parseLine() accepts null or missing parentID, title and directory", (
   );
 });
 
-Deno.test("parseLine() keeps a session id as given for later validation", () => {
-  const r = parseLine('{"type":"session.idle","properties":{"sessionID":"not-an-id"}}');
-  assert.deepEqual(r, { kind: "status", sessionId: "not-an-id", status: "idle" });
+Deno.test("parseLine() checks every session id where it enters, once", () => {
+  const bad = "not-an-id";
+  for (
+    const event of [
+      { type: "session.idle", properties: { sessionID: bad } },
+      { type: "session.status", properties: { sessionID: bad, status: { type: "busy" } } },
+      { type: "session.updated", properties: { info: { id: bad, parentID: "ses_p" } } },
+      { type: "session.deleted", properties: { info: { id: bad } } },
+      { type: "bridge.job", sessionID: bad, status: "running" },
+    ]
+  ) {
+    assert.deepEqual(parseLine(JSON.stringify(event)), {
+      kind: "invalid",
+      code: "invalid_message",
+      message: 'Cannot use session id "not-an-id"',
+    }, event.type);
+  }
+});
+
+Deno.test("parseLine() asks for pane.skipped invalid_id for a child created with a bad id", () => {
+  const r = parseLine(
+    JSON.stringify({
+      type: "session.created",
+      properties: { info: { id: "ses_$(touch x)", parentID: "ses_p", title: "t" } },
+    }),
+  );
+  assert.deepEqual(r, {
+    kind: "invalid",
+    code: "invalid_message",
+    message: 'Cannot use session id "ses_$(touch x)"',
+    skip: {
+      sessionID: "ses_$(touch x)",
+      hint: 'A session id is "ses_" followed by 1-128 letters or digits',
+    },
+  });
+});
+
+Deno.test("parseLine() says nothing of a root session, whatever its id", () => {
+  for (const type of ["session.created", "session.updated"]) {
+    const line = JSON.stringify({ type, properties: { info: { id: "root session", title: "r" } } });
+    assert.deepEqual(parseLine(line), { kind: "ignored", type });
+  }
 });
 
 Deno.test("parseLine() refuses session events without the fields muxbridge needs", () => {

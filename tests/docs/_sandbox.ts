@@ -12,6 +12,7 @@
  */
 
 import { muxbridgeArgv } from "../helpers/bridge_process.ts";
+import { runTag } from "../helpers/run_tag.ts";
 import { startTmuxServer, type TmuxServer } from "../helpers/tmux_server.ts";
 import { until } from "../helpers/until.ts";
 
@@ -185,7 +186,7 @@ export class Sandbox {
     const child = new Deno.Command("/usr/bin/setsid", {
       args: ["/bin/sh", "-c", situation.during ? `exec ${script}` : script],
       cwd: `${run}/cwd`,
-      env,
+      env: { ...env, ...runTag() },
       clearEnv: true,
       stdin: "null",
       stdout: "piped",

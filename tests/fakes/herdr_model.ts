@@ -20,6 +20,8 @@
  * @module
  */
 
+import { runTag } from "../helpers/run_tag.ts";
+
 /** A pane of the fake server. */
 export interface FakePane {
   pane_id: string;
@@ -235,7 +237,7 @@ async function startShell(
   const child = new Deno.Command("/bin/sh", {
     args: ["-c", SHELL_SCRIPT, "herdr-fake-shell", fifo, state.shell ?? "/bin/sh"],
     cwd: pane.cwd,
-    env: paneEnv,
+    env: { ...paneEnv, ...runTag() },
     clearEnv: true,
     stdin: "null",
     stdout: "null",

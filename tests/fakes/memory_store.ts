@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { PaneRecord, PaneStore } from "../../lib/session/pane_store.ts";
+import { type PaneRecord, PaneRecordSchema, type PaneStore } from "../../lib/session/pane_store.ts";
 import type { Processes } from "../../lib/sys/processes.ts";
 
 /** A store over a map. */
@@ -14,7 +14,8 @@ export function createMemoryStore(): PaneStore & { records: Map<string, PaneReco
   return {
     dir: "/memory",
     records,
-    put: (r) => void records.set(key(r.backend, r.paneId), structuredClone(r)),
+    // Checked as the real store checks it.
+    put: (r) => void records.set(key(r.backend, r.paneId), PaneRecordSchema.parse(r)),
     remove: (backend, paneId) => void records.delete(key(backend, paneId)),
     list: () => ({ records: [...records.values()], corrupt: [] }),
   };

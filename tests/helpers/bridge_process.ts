@@ -6,6 +6,7 @@
  */
 
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { runTag } from "./run_tag.ts";
 
 /**
  * The command that runs muxbridge: `MUXBRIDGE_TEST_BIN` (a compiled binary, e.g.
@@ -80,7 +81,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
   const [cmd, ...pre] = muxbridgeArgv();
   const child = new Deno.Command(cmd, {
     args: [...pre, "bridge", ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env, ...runTag() },
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",

@@ -7,6 +7,7 @@
  */
 
 import { muxbridgeArgv } from "./bridge_process.ts";
+import { runTag } from "./run_tag.ts";
 
 /** What one run printed. */
 export interface CliRun {
@@ -39,7 +40,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
   const [cmd, ...pre] = muxbridgeArgv();
   const child = new Deno.Command(cmd, {
     args: [...pre, ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env, ...runTag() },
     clearEnv: true,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",

@@ -6,12 +6,8 @@
  */
 
 import { BACKENDS } from "../../backends/mod.ts";
-import {
-  type Config,
-  type ConfigSources,
-  resolveConfig as resolveWith,
-  type SectionsOf,
-} from "../../lib/config.ts";
+import { type Config, type ConfigSources, resolveConfig as resolveWith } from "../../lib/config.ts";
+import type { SectionsOf } from "../../lib/config_section.ts";
 import { detectIdentity, type EnvLookup, type Identity } from "../../lib/identity.ts";
 
 /** A config resolved with every backend's section. */

@@ -9,6 +9,7 @@
 
 import type { Hooks, PluginInput, PluginOptions } from "@opencode-ai/plugin";
 import { MuxbridgePlugin } from "../../plugin/muxbridge.ts";
+import { setEnv } from "./env_scope.ts";
 
 /**
  * Calls {@linkcode MuxbridgePlugin} with `MUXBRIDGE_STATE_DIR` set to `stateDir`.
@@ -23,12 +24,10 @@ export function loadPlugin(
   input: PluginInput,
   options: PluginOptions,
 ): Promise<Hooks> {
-  const was = Deno.env.get("MUXBRIDGE_STATE_DIR");
-  Deno.env.set("MUXBRIDGE_STATE_DIR", stateDir);
+  const restore = setEnv({ MUXBRIDGE_STATE_DIR: stateDir });
   try {
     return MuxbridgePlugin(input, options);
   } finally {
-    if (was === undefined) Deno.env.delete("MUXBRIDGE_STATE_DIR");
-    else Deno.env.set("MUXBRIDGE_STATE_DIR", was);
+    restore();
   }
 }

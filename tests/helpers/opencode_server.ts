@@ -34,6 +34,7 @@
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { type MockModel, startMockModel } from "./mock_model.ts";
+import { runTag } from "./run_tag.ts";
 import type { TmuxServer } from "./tmux_server.ts";
 
 /** The repository root (with a trailing slash). */
@@ -346,7 +347,7 @@ export async function startOpencodeServer(
       const child = new Deno.Command(bin, {
         args: serveArgs,
         cwd: project,
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env, ...runTag() },
         clearEnv: true,
         stdin: "null",
         stdout: "piped",

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { runCleanup } from "../../lib/session/cleanup.ts";
-import type { PaneRecord } from "../../lib/session/pane_store.ts";
+import type { PaneRecordInput } from "../../lib/session/pane_store.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
@@ -23,7 +23,7 @@ async function onePane(owner: string) {
     owner,
   });
   const store = createMemoryStore();
-  const record: PaneRecord = {
+  const record: PaneRecordInput = {
     sessionId: "ses_owned",
     paneId,
     backend: "tmux",

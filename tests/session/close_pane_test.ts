@@ -116,6 +116,23 @@ Deno.test("closePane() ends the live pane's program by the pid and start stamp r
   assert.deepEqual([...processes.living], []);
 });
 
+Deno.test("closePane() gives a surviving program survivorGraceMs between SIGTERM and SIGKILL", async () => {
+  const clock = createFakeClock();
+  const { backend, paneId } = await paneWithPid(1300);
+  const processes = fakeProcesses([1300]);
+  processes.ignores.set(1300, new Set(["SIGTERM"]));
+  const sent: Array<[string, number]> = [];
+  const signal = processes.signal.bind(processes);
+  processes.signal = (pid, sig, group) => (sent.push([sig, clock.now()]), signal(pid, sig, group));
+  await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 0, survivorGraceMs: 2000, clock, processes }),
+  );
+  const [[term, termAt], [kill, killAt]] = sent;
+  assert.deepEqual([term, kill], ["SIGTERM", "SIGKILL"]);
+  assert.ok(killAt - termAt >= 2000, `SIGKILL ${killAt - termAt} ms after SIGTERM`);
+});
+
 Deno.test("closePane() of a pane already gone ends its recorded program only with a matching stamp", async () => {
   const clock = createFakeClock();
   const backend = createFakeBackend();

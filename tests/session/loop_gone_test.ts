@@ -12,6 +12,7 @@ import { SessionLoop } from "../../lib/session/loop.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId as sid } from "../../lib/validate.ts";
 
 function setup(pid: number) {
   const config = resolveConfig({
@@ -37,7 +38,7 @@ function setup(pid: number) {
   const open = async (id: string) => {
     loop.handle({
       kind: "created",
-      info: { id, title: id, parentId: "ses_parent", directory: "/work" },
+      info: { id: sid(id), title: id, parentId: sid("ses_parent"), directory: "/work" },
     });
     await clock.advance(10);
   };

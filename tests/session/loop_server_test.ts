@@ -16,6 +16,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId as sid } from "../../lib/validate.ts";
 
 interface Harness {
   loop: SessionLoop;
@@ -74,15 +75,15 @@ function setup(
 const P = "ses_parent";
 const created = (id: string, directory = "/srv/project") => ({
   kind: "created" as const,
-  info: { id, title: `title of ${id}`, parentId: P, directory },
+  info: { id: sid(id), title: `title of ${id}`, parentId: sid(P), directory },
 });
 const deleted = (id: string) => ({
   kind: "deleted" as const,
-  info: { id, title: "", parentId: P },
+  info: { id: sid(id), title: "", parentId: sid(P) },
 });
 const status = (id: string, s: "busy" | "idle") => ({
   kind: "status" as const,
-  sessionId: id,
+  sessionId: sid(id),
   status: s,
 });
 const kinds = (out: OutMessage[]) =>
@@ -264,13 +265,13 @@ Deno.test("SessionLoop holds an idle close while a bridge.job runs and closes so
   const h = setup();
   await openBusy(h, "ses_a");
   await h.clock.advance(5000);
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: true });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: true });
   h.server.idle("ses_a");
   h.loop.handle(status("ses_a", "idle"));
   await h.clock.advance(60_000);
   assert.deepEqual(kinds(h.out), ["pane.opened ses_a"], "the job vetoes the close");
   const ended = h.clock.now();
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: false });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: false });
   await h.clock.advance(1000);
   const closed = h.out.find((m) => m.type === "pane.closed");
   assert.ok(closed && closed.at - ended < 100, "closes right after the job ends");
@@ -280,13 +281,13 @@ Deno.test("SessionLoop lets a busy status clear a close a job held back", async 
   const h = setup();
   await openBusy(h, "ses_a");
   await h.clock.advance(5000);
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: true });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: true });
   h.server.idle("ses_a");
   h.loop.handle(status("ses_a", "idle"));
   await h.clock.advance(10_000);
   h.server.busy("ses_a");
   h.loop.handle(status("ses_a", "busy"));
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: false });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: false });
   await h.clock.advance(30_000);
   assert.deepEqual(kinds(h.out), ["pane.opened ses_a"]);
 });
@@ -470,4 +471,29 @@ Deno.test("SessionLoop applies a backend's longer minimum pane lifetime", async 
   await h.clock.advance(20_000);
   const closed = h.out.find((m) => m.type === "pane.closed");
   assert.ok(closed && closed.at - opened >= 8000, "not before the backend's minimum");
+});
+
+Deno.test("SessionLoop applies a config that arrives while children are tracked, saying in one line which keys take effect when", async () => {
+  const h = setup({ idle_close_delay_ms: 3000, min_pane_lifetime_ms: 0 });
+  await openBusy(h, "ses_a");
+  const config = { ...h.loop.config, idle_close_delay_ms: 9000, layout: "tiled" as const };
+  h.loop.setContext(h.loop.context, config);
+  assert.deepEqual(h.logs.filter((l) => l.includes("bridge.hello config")), [
+    "info bridge.hello config applies while 1 child sessions are tracked: layout at the next " +
+    "layout pass; idle_close_delay_ms at each pane's next idle signal",
+  ]);
+  // The next idle signal uses the new delay.
+  const idleAt = h.clock.now();
+  h.server.idle("ses_a");
+  h.loop.handle(status("ses_a", "idle"));
+  await h.clock.advance(20_000);
+  const closed = h.out.find((m) => m.type === "pane.closed");
+  assert.ok(closed && closed.at - idleAt >= 9000, "not before the new idle delay");
+});
+
+Deno.test("SessionLoop says nothing of a new config when no child is tracked", () => {
+  const h = setup();
+  h.loop.setContext(h.loop.context, { ...h.loop.config, layout: "tiled" });
+  assert.deepEqual(h.logs.filter((l) => l.includes("bridge.hello config")), []);
+  assert.equal(h.loop.config.layout, "tiled");
 });

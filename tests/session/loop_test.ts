@@ -7,6 +7,7 @@ import { type LoopContext, SessionLoop } from "../../lib/session/loop.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId as sid } from "../../lib/validate.ts";
 
 interface Harness {
   loop: SessionLoop;
@@ -50,11 +51,16 @@ function setup(overrides: Record<string, unknown> = {}, ctx: Partial<LoopContext
 
 const created = (id: string, title = `title of ${id}`, parentId: string | null = "ses_parent") => ({
   kind: "created" as const,
-  info: { id, title, ...(parentId ? { parentId } : {}), directory: "/srv/project" },
+  info: {
+    id: sid(id),
+    title,
+    ...(parentId ? { parentId: sid(parentId) } : {}),
+    directory: "/srv/project",
+  },
 });
 const status = (id: string, s: "busy" | "idle") => ({
   kind: "status" as const,
-  sessionId: id,
+  sessionId: sid(id),
   status: s,
 });
 const kinds = (out: OutMessage[]) =>
@@ -134,7 +140,10 @@ Deno.test("SessionLoop kills a pane whose program ignores the interrupt after th
   h.backend.exitsOnInterrupt = false;
   h.loop.handle(created("ses_a"));
   await h.clock.advance(10);
-  h.loop.handle({ kind: "deleted", info: { id: "ses_a", title: "", parentId: "ses_parent" } });
+  h.loop.handle({
+    kind: "deleted",
+    info: { id: sid("ses_a"), title: "", parentId: sid("ses_parent") },
+  });
   await h.clock.advance(200);
   assert.equal(h.backend.panes.size, 1, "still within the grace period");
   await h.clock.advance(100);
@@ -148,7 +157,10 @@ Deno.test("SessionLoop retries a failing close, then reports pane.failed and mar
   h.loop.handle(created("ses_a"));
   await h.clock.advance(10);
   h.backend.failNext("interrupt", new MuxError("timed_out", "tmux hung"), 3);
-  h.loop.handle({ kind: "deleted", info: { id: "ses_a", title: "", parentId: "ses_parent" } });
+  h.loop.handle({
+    kind: "deleted",
+    info: { id: sid("ses_a"), title: "", parentId: sid("ses_parent") },
+  });
   await h.clock.advance(5000);
   const failed = h.out.find((m) => m.type === "pane.failed");
   assert.ok(
@@ -164,7 +176,10 @@ Deno.test("SessionLoop closes a pane that opens after its session was deleted", 
   const release = h.backend.holdSpawns();
   h.loop.handle(created("ses_a"));
   await h.clock.flush();
-  h.loop.handle({ kind: "deleted", info: { id: "ses_a", title: "", parentId: "ses_parent" } });
+  h.loop.handle({
+    kind: "deleted",
+    info: { id: sid("ses_a"), title: "", parentId: sid("ses_parent") },
+  });
   release();
   await h.clock.advance(100);
   assert.equal(h.backend.panes.size, 0);
@@ -218,7 +233,7 @@ Deno.test("SessionLoop retitles an open pane on session.updated", async () => {
   await h.clock.advance(10);
   h.loop.handle({
     kind: "updated",
-    info: { id: "ses_a", title: "second\u001b]0;x\u0007", parentId: "ses_parent" },
+    info: { id: sid("ses_a"), title: "second\u001b]0;x\u0007", parentId: sid("ses_parent") },
   });
   await h.clock.advance(10);
   assert.equal(h.backend.panes.get("%1")?.title, "second]0;x");
@@ -228,7 +243,7 @@ Deno.test("SessionLoop tracks a child it first sees in session.updated and opens
   const h = setup();
   h.loop.handle({
     kind: "updated",
-    info: { id: "ses_late", title: "late", parentId: "ses_parent" },
+    info: { id: sid("ses_late"), title: "late", parentId: sid("ses_parent") },
   });
   await h.clock.advance(10);
   assert.equal(h.backend.panes.size, 0);
@@ -288,16 +303,6 @@ Deno.test("SessionLoop passes credentials only in the pane's environment", async
   assert.ok(!req.argv.some((a) => a.includes("s3cret")));
 });
 
-Deno.test("SessionLoop rejects a malformed session id and tells why no pane opened", () => {
-  const h = setup();
-  assert.throws(
-    () => h.loop.handle(created("ses_$(touch x)")),
-    (e) => e instanceof MuxError && e.code === "invalid_argument",
-  );
-  assert.equal(h.out[0]?.type === "pane.skipped" && h.out[0].reason, "invalid_id");
-  assert.throws(() => h.loop.handle(status("-rf", "busy")), MuxError);
-});
-
 Deno.test("SessionLoop asks for a layout of its own panes, oldest first, once per burst", async () => {
   const h = setup();
   for (const id of ["ses_a", "ses_b", "ses_c"]) h.loop.handle(created(id));
@@ -331,11 +336,11 @@ Deno.test("SessionLoop holds an idle close while a background job runs", async (
   const h = setup();
   h.loop.handle(created("ses_a"));
   await h.clock.advance(10);
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: true });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: true });
   h.loop.handle(status("ses_a", "idle"));
   await h.clock.advance(5000);
   assert.equal(h.backend.panes.size, 1);
-  h.loop.handle({ kind: "job", sessionId: "ses_a", running: false });
+  h.loop.handle({ kind: "job", sessionId: sid("ses_a"), running: false });
   await h.clock.advance(10);
   assert.equal(h.backend.panes.size, 0);
 });
@@ -344,7 +349,10 @@ Deno.test("SessionLoop ignores every event for a deleted session", async () => {
   const h = setup();
   h.loop.handle(created("ses_a"));
   await h.clock.advance(10);
-  h.loop.handle({ kind: "deleted", info: { id: "ses_a", title: "", parentId: "ses_parent" } });
+  h.loop.handle({
+    kind: "deleted",
+    info: { id: sid("ses_a"), title: "", parentId: sid("ses_parent") },
+  });
   await h.clock.advance(10);
   h.loop.handle(created("ses_a"));
   h.loop.handle(status("ses_a", "busy"));
@@ -360,7 +368,10 @@ Deno.test("SessionLoop notices a kill that silently does nothing: retried, then 
   const [paneId] = [...h.backend.panes.keys()];
   h.backend.panes.get(paneId)!.exitsOnInterrupt = false;
   h.backend.ignoreKills = true;
-  h.loop.handle({ kind: "deleted", info: { id: "ses_k", title: "", parentId: "ses_parent" } });
+  h.loop.handle({
+    kind: "deleted",
+    info: { id: sid("ses_k"), title: "", parentId: sid("ses_parent") },
+  });
   for (let i = 0; i < 100 && !h.out.some((m) => m.type === "pane.failed"); i++) {
     await h.clock.advance(500);
   }

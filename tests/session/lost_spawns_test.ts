@@ -22,9 +22,10 @@ import { SPAWN_TOKEN } from "../../lib/spawn_token.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validatePaneId, validateSessionId as sid } from "../../lib/validate.ts";
 
 const FIELDS = {
-  sessionId: "ses_lost",
+  sessionId: sid("ses_lost"),
   title: "lost",
   openedAt: "2026-01-01T00:00:00.000Z",
   owner: "4242:100",
@@ -153,8 +154,8 @@ function loopHarness() {
     { backend, serverUrl: "http://127.0.0.1:4096", directory: "/work" },
   );
   const child = (id: string) => {
-    loop.handle({ kind: "created", info: { id, title: id, parentId: "ses_parent" } });
-    loop.handle({ kind: "status", sessionId: id, status: "busy" });
+    loop.handle({ kind: "created", info: { id: sid(id), title: id, parentId: sid("ses_parent") } });
+    loop.handle({ kind: "status", sessionId: sid(id), status: "busy" });
   };
   return { loop, backend, clock, out, store, child };
 }
@@ -202,7 +203,8 @@ Deno.test("SessionLoop: the pending record of a successful spawn is replaced by 
 // ------------------------------------------------------------------------------ cleanup
 
 function pendingOf(owner: string, token = "0123456789abcdef0123456789abcdef"): PendingRecord {
-  return { ...FIELDS, owner, backend: "tmux", paneId: `pending:${token}`, state: "pending", token };
+  const paneId = validatePaneId(`pending:${token}`);
+  return { ...FIELDS, owner, backend: "tmux", paneId, state: "pending", token };
 }
 
 Deno.test("runCleanup() closes the pane of a dead owner's pending spawn and keeps a live owner's", async () => {

@@ -6,7 +6,8 @@ import {
   newRecord,
   type SessionRecord,
   transition,
-} from "../../lib/session/machine.ts";
+} from "../../lib/session/machine/mod.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 const CFG: MachineConfig = {
   idleCloseDelayMs: 3000,
@@ -20,7 +21,7 @@ const CFG: MachineConfig = {
 /** Runs events in order, returning the final record and every effect. */
 function run(
   events: Array<[MachineEvent, number]>,
-  record: SessionRecord = newRecord("ses_c", "ses_p", "child"),
+  record: SessionRecord = newRecord(validateSessionId("ses_c"), "ses_p", "child"),
   config: MachineConfig = CFG,
 ): { record: SessionRecord; effects: Effect[] } {
   const effects: Effect[] = [];
@@ -32,6 +33,8 @@ function run(
   return { record, effects };
 }
 
+const pane = (id: string): PaneId => validatePaneId(id);
+
 const types = (effects: Effect[]) =>
   effects.map((e) =>
     e.type === "emit"
@@ -41,7 +44,7 @@ const types = (effects: Effect[]) =>
 
 const opened: Array<[MachineEvent, number]> = [
   [{ type: "created" }, 0],
-  [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+  [{ type: "spawned", paneId: pane("%1"), backend: "tmux" }, 100],
 ];
 
 Deno.test("transition() opens a pane when a child is created", () => {
@@ -62,20 +65,20 @@ Deno.test("transition() reports pane.opened and asks for a layout once the spawn
   const { record, effects } = run(opened);
   assert.deepEqual(record.state, {
     kind: "open",
-    paneId: "%1",
+    paneId: pane("%1"),
     openedAt: 100,
     idleSince: null,
     rechecking: false,
   });
-  assert.deepEqual(types(effects), ["spawn", "emit:pane.opened", "layout"]);
+  assert.deepEqual(types(effects), ["spawn", "store_put", "emit:pane.opened", "watch", "layout"]);
 });
 
 Deno.test("transition() asks for no layout pass when the spawn arranged the panes itself", () => {
   const { effects } = run([
     [{ type: "created" }, 0],
-    [{ type: "spawned", paneId: "%1", backend: "tmux", arranged: true }, 100],
+    [{ type: "spawned", paneId: pane("%1"), backend: "tmux", arranged: true }, 100],
   ]);
-  assert.deepEqual(types(effects), ["spawn", "emit:pane.opened"]);
+  assert.deepEqual(types(effects), ["spawn", "store_put", "emit:pane.opened", "watch"]);
 });
 
 Deno.test("transition() arms the idle close at the later of idle delay and minimum lifetime", () => {
@@ -109,7 +112,7 @@ Deno.test("transition() closes for idleness when the timer fires after the due t
     type: "timer",
   }, 9000]]);
   assert.equal(record.state.kind, "closing");
-  assert.deepEqual(effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  assert.deepEqual(effects.at(-1), { type: "close", paneId: pane("%1"), reason: "idle" });
 });
 
 Deno.test("transition() re-arms a timer that fires early", () => {
@@ -131,7 +134,7 @@ Deno.test("transition() holds an idle close while a background job runs and clos
   assert.ok(!types(held.effects).includes("close"));
   const released = run([[{ type: "job", running: false }, 12000]], held.record);
   assert.equal(released.record.state.kind, "closing");
-  assert.deepEqual(released.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  assert.deepEqual(released.effects.at(-1), { type: "close", paneId: pane("%1"), reason: "idle" });
 });
 
 Deno.test("transition() lets a busy status clear the close a job held back", () => {
@@ -156,7 +159,13 @@ Deno.test("transition() reports pane.closed idle and reopens on the next busy", 
     [{ type: "status", status: "busy" }, 10000],
   ]);
   assert.equal(record.state.kind, "opening");
-  assert.deepEqual(types(effects).slice(-4), ["close", "emit:pane.closed:idle", "layout", "spawn"]);
+  assert.deepEqual(types(effects).slice(-5), [
+    "close",
+    "store_remove",
+    "emit:pane.closed:idle",
+    "layout",
+    "spawn",
+  ]);
 });
 
 Deno.test("transition() reopens after the close when busy arrives during an idle close", () => {
@@ -180,9 +189,10 @@ Deno.test("transition() closes at once on delete and tombstones the session", ()
     [{ type: "status", status: "busy" }, 500],
   ]);
   assert.deepEqual(record.state, { kind: "deleted" });
-  assert.deepEqual(types(effects).slice(3), [
+  assert.deepEqual(types(effects).slice(5), [
     "disarm",
     "close",
+    "store_remove",
     "emit:pane.closed:deleted",
     "layout",
   ]);
@@ -192,14 +202,17 @@ Deno.test("transition() closes a pane that arrives after its session was deleted
   const { record, effects } = run([
     [{ type: "created" }, 0],
     [{ type: "deleted" }, 10],
-    [{ type: "spawned", paneId: "%7", backend: "tmux" }, 20],
+    [{ type: "spawned", paneId: pane("%7"), backend: "tmux" }, 20],
     [{ type: "closed" }, 30],
   ]);
   assert.deepEqual(record.state, { kind: "deleted" });
   assert.deepEqual(types(effects), [
     "spawn",
+    "store_put",
     "emit:pane.opened",
+    "watch",
     "close",
+    "store_remove",
     "emit:pane.closed:deleted",
     "layout",
   ]);
@@ -216,14 +229,16 @@ Deno.test("transition() retries a failed close with backoff, then reports pane.f
     [{ type: "timer" }, 1000],
     [fail, 1100],
   ]);
-  assert.deepEqual(record.state, { kind: "stuck", paneId: "%1", deleted: true });
+  assert.deepEqual(record.state, { kind: "stuck", paneId: pane("%1"), deleted: true });
   const arms = effects.filter((e) => e.type === "arm");
   assert.deepEqual(arms, [{ type: "arm", at: 500 }, { type: "arm", at: 1000 }]);
   assert.equal(effects.filter((e) => e.type === "close").length, 3);
-  const last = effects.at(-1);
+  const [failed, marked] = effects.slice(-2);
   assert.ok(
-    last?.type === "emit" && last.message.type === "pane.failed" && last.message.op === "close",
+    failed?.type === "emit" && failed.message.type === "pane.failed" &&
+      failed.message.op === "close",
   );
+  assert.deepEqual(marked, { type: "store_mark_stuck", paneId: "%1" }, "kept for cleanup");
 });
 
 Deno.test("transition() reports pane.skipped when the spawn is refused and retries on the next busy", () => {
@@ -255,7 +270,7 @@ Deno.test("transition() reports a hard spawn failure as pane.failed", () => {
 Deno.test("transition() reports a vanished pane as gone and reopens only on a change to busy", () => {
   const gone = run([...opened, [{ type: "status", status: "busy" }, 150], [{
     type: "gone",
-    paneId: "%1",
+    paneId: pane("%1"),
   }, 200]]);
   assert.deepEqual(gone.record.state, { kind: "dormant", why: "gone" });
   assert.ok(types(gone.effects).includes("emit:pane.closed:gone"));
@@ -269,9 +284,9 @@ Deno.test("transition() reports a vanished pane as gone and reopens only on a ch
 });
 
 Deno.test("transition() ignores a gone report for another pane", () => {
-  const { record, effects } = run([...opened, [{ type: "gone", paneId: "%9" }, 200]]);
+  const { record, effects } = run([...opened, [{ type: "gone", paneId: pane("%9") }, 200]]);
   assert.equal(record.state.kind, "open");
-  assert.equal(effects.length, 3);
+  assert.equal(effects.length, 5);
 });
 
 Deno.test("transition() closes for shutdown and never reopens afterwards", () => {
@@ -282,28 +297,38 @@ Deno.test("transition() closes for shutdown and never reopens afterwards", () =>
     [{ type: "status", status: "busy" }, 400],
   ]);
   assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
-  assert.deepEqual(types(effects).slice(3), ["disarm", "close", "emit:pane.closed:shutdown"]);
+  assert.deepEqual(types(effects).slice(5), [
+    "disarm",
+    "close",
+    "store_remove",
+    "emit:pane.closed:shutdown",
+    "count_close",
+  ]);
 });
 
 Deno.test("transition() leaves panes open on shutdown when close_on_exit is false", () => {
   const { record, effects } = run([...opened, [{ type: "shutdown", closePanes: false }, 200]]);
   assert.equal(record.state.kind, "open");
-  assert.equal(effects.length, 3);
+  assert.equal(effects.length, 5);
 });
 
 Deno.test("transition() closes a pane that finishes opening during shutdown", () => {
   const { record, effects } = run([
     [{ type: "created" }, 0],
     [{ type: "shutdown", closePanes: true }, 5],
-    [{ type: "spawned", paneId: "%2", backend: "tmux" }, 10],
+    [{ type: "spawned", paneId: pane("%2"), backend: "tmux" }, 10],
     [{ type: "closed" }, 20],
   ]);
   assert.deepEqual(record.state, { kind: "dormant", why: "shutdown" });
   assert.deepEqual(types(effects), [
     "spawn",
+    "store_put",
     "emit:pane.opened",
+    "watch",
     "close",
+    "store_remove",
     "emit:pane.closed:shutdown",
+    "count_close",
   ]);
 });
 
@@ -315,7 +340,7 @@ Deno.test("transition() retitles an open pane when the title changes, not when i
   ]);
   assert.deepEqual(effects.filter((e) => e.type === "retitle"), [{
     type: "retitle",
-    paneId: "%1",
+    paneId: pane("%1"),
     title: "new",
   }]);
 });
@@ -332,7 +357,7 @@ Deno.test("transition() asks for a final recheck before an idle close when confi
   assert.equal(busy.record.state.kind, "open");
   assert.equal(busy.record.activity, "busy");
   const idle = run([[{ type: "recheck", status: "absent" }, 9100]], base.record, config);
-  assert.deepEqual(idle.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+  assert.deepEqual(idle.effects.at(-1), { type: "close", paneId: pane("%1"), reason: "idle" });
   const unknown = run([[{ type: "recheck", status: "unknown" }, 9100]], base.record, config);
   assert.equal(unknown.record.state.kind, "closing");
 });
@@ -341,7 +366,7 @@ Deno.test("transition() keeps an idle signal that arrives while the pane opens",
   const { record, effects } = run([
     [{ type: "created" }, 0],
     [{ type: "status", status: "idle" }, 10],
-    [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+    [{ type: "spawned", paneId: pane("%1"), backend: "tmux" }, 100],
   ]);
   assert.equal(record.state.kind === "open" && record.state.idleSince, 10);
   assert.deepEqual(effects.at(-1), { type: "arm", at: 5100 });
@@ -358,7 +383,7 @@ const SERVER: MachineConfig = {
 const ready: Array<[MachineEvent, number]> = [
   [{ type: "created" }, 0],
   [{ type: "ready" }, 50],
-  [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+  [{ type: "spawned", paneId: pane("%1"), backend: "tmux" }, 100],
 ];
 
 Deno.test("transition() waits for readiness before the spawn, once however events repeat", () => {
@@ -439,7 +464,7 @@ Deno.test("transition() keeps an idle signal that arrives during readiness", () 
       [{ type: "created" }, 0],
       [{ type: "status", status: "idle" }, 10],
       [{ type: "ready" }, 50],
-      [{ type: "spawned", paneId: "%1", backend: "tmux" }, 100],
+      [{ type: "spawned", paneId: pane("%1"), backend: "tmux" }, 100],
     ],
     undefined,
     SERVER,
@@ -491,7 +516,7 @@ Deno.test("transition() confirms an idle close with a status read the moment it 
   // Idle, absent (after the idle signal) or no answer within the bound: the close starts.
   for (const status of ["idle", "absent", "unknown"] as const) {
     const closing = run([[{ type: "recheck", status }, 9003]], due.record, SERVER);
-    assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: "%1", reason: "idle" });
+    assert.deepEqual(closing.effects.at(-1), { type: "close", paneId: pane("%1"), reason: "idle" });
   }
   // Busy (or retry, which the loop reads as busy): the close is off, the pane stays.
   const busy = run([[{ type: "recheck", status: "busy" }, 9003]], due.record, SERVER);
@@ -619,18 +644,97 @@ Deno.test("transition() holds a due idle close while a job runs and confirms it 
 });
 
 Deno.test("transition() adopts a dead bridge's pane for a session it has not seen, as open and busy", () => {
-  const { record, effects } = run([[{ type: "adopted", paneId: "%9", backend: "tmux" }, 50]]);
+  const { record, effects } = run([[{ type: "adopted", paneId: pane("%9"), backend: "tmux" }, 50]]);
   assert.equal(record.state.kind, "open");
   assert.equal(record.state.kind === "open" && record.state.paneId, "%9");
   assert.equal(record.activity, "busy");
-  assert.deepEqual(types(effects), ["emit:pane.opened", "layout"]);
+  assert.deepEqual(types(effects), ["store_put", "emit:pane.opened", "watch", "layout"]);
 });
 
 Deno.test("transition() refuses to adopt a pane for a session that already has one", () => {
   const { record, effects } = run([...opened, [
-    { type: "adopted", paneId: "%9", backend: "tmux" },
+    { type: "adopted", paneId: pane("%9"), backend: "tmux" },
     200,
   ]]);
   assert.equal(record.state.kind === "open" && record.state.paneId, "%1");
-  assert.equal(effects.length, 3);
+  assert.equal(effects.length, 5);
+});
+
+// ---------------------------------------------------------------- every side effect is an effect
+
+Deno.test("transition() records a spawned pane in place of its pending record, and watches it", () => {
+  const { effects } = run([
+    [{ type: "created" }, 0],
+    [{ type: "spawned", paneId: pane("%1"), backend: "tmux", pending: pane("pending:ab") }, 100],
+  ]);
+  assert.deepEqual(effects.slice(1, 2), [{
+    type: "store_put",
+    paneId: "%1",
+    replaces: "pending:ab",
+  }]);
+  assert.ok(types(effects).includes("watch"));
+});
+
+Deno.test("transition() ends a surviving program and forgets the record of a pane gone behind its back", () => {
+  const { effects } = run([...opened, [{ type: "gone", paneId: pane("%1") }, 200]]);
+  assert.deepEqual(types(effects).slice(5), [
+    "disarm",
+    "end_survivor",
+    "store_remove",
+    "emit:pane.closed:gone",
+    "layout",
+  ]);
+});
+
+Deno.test("transition() asks the watch to look for the pane of a spawn whose answer was lost", () => {
+  const lost = run([[{ type: "created" }, 0], [{
+    type: "spawn_failed",
+    code: "timed_out",
+    message: "tmux hung",
+    lost: true,
+  }, 10]]);
+  assert.deepEqual(types(lost.effects), ["spawn", "emit:pane.failed", "watch"]);
+  const certain = run([[{ type: "created" }, 0], [{
+    type: "spawn_failed",
+    code: "no_space",
+    message: "full",
+  }, 10]]);
+  assert.ok(!types(certain.effects).includes("watch"));
+});
+
+Deno.test("transition() counts a close for bye only when the pane closed for the shutdown", () => {
+  const idle = run([
+    ...opened,
+    [{ type: "status", status: "idle" }, 6000],
+    [{ type: "timer" }, 9000],
+    [{ type: "shutdown", closePanes: true }, 9010],
+    [{ type: "closed" }, 9100],
+  ]);
+  assert.ok(types(idle.effects).includes("emit:pane.closed:idle"));
+  assert.ok(
+    !types(idle.effects).includes("count_close"),
+    "an idle close under way is no shutdown close",
+  );
+  const shutdown = run([...opened, [{ type: "shutdown", closePanes: true }, 200], [{
+    type: "closed",
+  }, 300]]);
+  assert.equal(types(shutdown.effects).filter((t) => t === "count_close").length, 1);
+});
+
+Deno.test("transition() ignores every event once the session is deleted", () => {
+  const { record } = run([[{ type: "deleted" }, 1]]);
+  assert.deepEqual(record.state, { kind: "deleted" });
+  for (
+    const event of [
+      { type: "created" },
+      { type: "status", status: "busy" },
+      { type: "spawned", paneId: pane("%4"), backend: "tmux" },
+      { type: "gone", paneId: pane("%4") },
+      { type: "shutdown", closePanes: true },
+    ] as MachineEvent[]
+  ) {
+    const t = transition(record, event, 10, CFG);
+    assert.equal(t.record, record);
+    assert.deepEqual(t.effects, []);
+  }
 });

@@ -11,7 +11,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPaneStore, type PaneRecord } from "../../lib/session/pane_store.ts";
+import {
+  createPaneStore,
+  type PaneRecord,
+  type PaneRecordInput,
+} from "../../lib/session/pane_store.ts";
 
 function withDir(fn: (dir: string) => void | Promise<void>): () => Promise<void> {
   return async () => {
@@ -24,7 +28,7 @@ function withDir(fn: (dir: string) => void | Promise<void>): () => Promise<void>
   };
 }
 
-function record(paneId: string, extra: Partial<PaneRecord> = {}): PaneRecord {
+function record(paneId: string, extra: Partial<PaneRecordInput> = {}): PaneRecordInput {
   return {
     sessionId: "ses_child1",
     paneId,

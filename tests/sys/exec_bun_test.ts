@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { createRealClock } from "../../lib/sys/clock.ts";
+import { markProcesses } from "../helpers/process_mark.ts";
 import { requirement, requires } from "../helpers/requires.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
@@ -24,9 +25,13 @@ type Line = Record<string, unknown> & { name: string };
  */
 async function runProbe(argv: string[]): Promise<Map<string, Line>> {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-exec-" });
+  // The probe's programs run for ten minutes unless the seam ends them; if the watchdog kills
+  // the probe mid-case, the mark still finds them.
+  const mark = markProcesses();
   try {
     const child = new Deno.Command(argv[0], {
       args: [...argv.slice(1), probe, dir],
+      env: mark.env,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -46,12 +51,14 @@ async function runProbe(argv: string[]): Promise<Map<string, Line>> {
     await child.stdin.close().catch(() => {});
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, `probe failed: ${stderr}`);
+    assert.deepEqual(await mark.sweep(), [], "the probe's programs all ended with it");
     const lines = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) =>
       JSON.parse(l) as Line
     );
     const real = Deno.realPathSync(dir);
     return new Map(lines.map((l) => [l.name, { ...l, dir: real }]));
   } finally {
+    await mark.sweep();
     await Deno.remove(dir, { recursive: true });
   }
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { createRunner, describeArgv } from "../../lib/sys/exec.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
+import { markProcesses } from "../helpers/process_mark.ts";
 
 // These tests run real programs and assert no wall-clock bound: a program that would run for
 // minutes proves a timeout or kill by the error code and the process's state afterwards, and a
@@ -15,7 +16,9 @@ const processes = createProcesses();
 
 /** Kills a process this test started, by its id, if it is still there. */
 function reap(pid: number | undefined): void {
-  if (pid === undefined) return;
+  // Never 0 or less: kill(0) would hit this very process group (the test run) and kill(-1)
+  // every process of the user.
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return;
   try {
     Deno.kill(pid, "SIGKILL");
   } catch { /* already gone */ }
@@ -232,43 +235,52 @@ Deno.test("createRunner() SIGKILLs a program that survives SIGTERM, killGraceMs 
 Deno.test("createRunner() ends at timeout + grace even when a grandchild holds the pipes", async () => {
   // `sh -c "trap '' TERM; sleep 30"`: sh ignores TERM and its child `sleep` inherits stdout and
   // stderr. SIGKILL ends sh, but sleep keeps the pipes open for 30 s; the runner must not wait
-  // for them. The sleep's pid is printed so the test can reap it.
-  const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
-    timeoutMs: 200,
-    killGraceMs: 300,
-  }));
-  const sleeper = Number(err.stderr?.trim());
+  // for them. The sleep's pid is printed to check it still runs; the sweep stops it.
+  const mark = markProcesses();
   try {
+    const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
+      timeoutMs: 200,
+      killGraceMs: 300,
+      env: mark.env,
+    }));
+    const sleeper = Number(err.stderr?.trim());
     assert.equal(err.code, "timed_out");
     // The run ended while the grandchild (a ten-minute sleep holding the pipes) still lives.
     assert.equal(processes.alive(sleeper), true, "the runner did not wait for the grandchild");
   } finally {
-    reap(sleeper);
+    await mark.sweep();
   }
 });
 
 Deno.test("createRunner() ends at the timeout when a program never reads a large stdin", async () => {
-  const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
-    timeoutMs: 200,
-    killGraceMs: 300,
-    stdin: "x".repeat(4 * 1024 * 1024),
-  }));
-  const sleeper = Number(err.stderr?.trim());
+  const mark = markProcesses();
   try {
+    const err = await rejection(run(["sh", "-c", "trap '' TERM; sleep 600 & echo $! >&2; wait"], {
+      timeoutMs: 200,
+      killGraceMs: 300,
+      stdin: "x".repeat(4 * 1024 * 1024),
+      env: mark.env,
+    }));
+    const sleeper = Number(err.stderr?.trim());
     assert.equal(err.code, "timed_out");
     assert.equal(processes.alive(sleeper), true, "the runner did not wait for the grandchild");
   } finally {
-    reap(sleeper);
+    await mark.sweep();
   }
 });
 
 Deno.test("createRunner() stops waiting for a background process the program left behind", async () => {
   // The program exits at once, but a background child keeps its stdout open.
-  const err = await rejection(
-    run(["sh", "-c", "sleep 600 & echo $! >&2"], { timeoutMs: 300, killGraceMs: 200 }),
-  );
-  const sleeper = Number(err.stderr?.trim());
+  const mark = markProcesses();
   try {
+    const err = await rejection(
+      run(["sh", "-c", "sleep 600 & echo $! >&2"], {
+        timeoutMs: 300,
+        killGraceMs: 200,
+        env: mark.env,
+      }),
+    );
+    const sleeper = Number(err.stderr?.trim());
     assert.equal(err.code, "timed_out");
     assert.equal(
       processes.alive(sleeper),
@@ -276,7 +288,7 @@ Deno.test("createRunner() stops waiting for a background process the program lef
       "the runner did not wait for the background child",
     );
   } finally {
-    reap(sleeper);
+    await mark.sweep();
   }
 });
 

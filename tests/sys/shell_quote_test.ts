@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { quote, shArgv, shellCommand } from "../../lib/sys/shell_quote.ts";
 import { requires, tool, which } from "../helpers/requires.ts";
+import { runTag } from "../helpers/run_tag.ts";
 
 /** A program that writes each of its arguments NUL-terminated, so the bytes show every boundary. */
 const PRINTF = ["printf", "%s\\0"];
@@ -163,7 +164,7 @@ async function runIn(cwd: string, argv: readonly string[]) {
     // HOME is the temp dir: should quoting ever break, `rm -rf ~` can only hit the test's own
     // directory (whose absence then fails the side-effect check).
     clearEnv: true,
-    env: { PATH: "/usr/bin:/bin", HOME: cwd },
+    env: { PATH: "/usr/bin:/bin", HOME: cwd, ...runTag() },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

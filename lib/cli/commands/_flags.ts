@@ -9,7 +9,9 @@ import { isMuxError, MuxError } from "../../sys/errors.ts";
 import type { Invocation } from "./_command.ts";
 import {
   normalizeServerUrl,
+  type PaneId,
   type ServerUrl,
+  type SessionId,
   validateDirectory,
   validatePaneId,
   validateSessionId,
@@ -81,7 +83,7 @@ export function dirFlag(dir: string, flag = "--dir"): string {
  * @returns The id.
  * @throws {MuxError} `usage` unless it is `ses_` and 1–128 letters or digits.
  */
-export function sessionIdFlag(id: string): string {
+export function sessionIdFlag(id: string): SessionId {
   return asUsage(() => validateSessionId(id));
 }
 
@@ -92,6 +94,6 @@ export function sessionIdFlag(id: string): string {
  * @returns The id.
  * @throws {MuxError} `usage` when no multiplexer could have such an id.
  */
-export function paneIdArgument(id: string): string {
+export function paneIdArgument(id: string): PaneId {
   return asUsage(() => validatePaneId(id));
 }

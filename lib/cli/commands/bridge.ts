@@ -91,6 +91,7 @@ export const bridgeCommand: Command = {
           clock: deps.clock,
           log,
           graceMs: base.close_grace_ms,
+          survivorGraceMs: base.survivor_grace_ms,
         }, { dryRun: false, all: false, self: owner, onCorrupt }),
     });
     return { text: "", exitCode: code };

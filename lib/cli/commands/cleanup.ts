@@ -75,6 +75,7 @@ export const cleanupCommand: Command = {
       clock: deps.clock,
       log: deps.log,
       graceMs: config.close_grace_ms,
+      survivorGraceMs: config.survivor_grace_ms,
     }, { dryRun: inv.values["dry-run"] === true, all: inv.values.all === true });
     for (const b of Object.values(backends)) await b?.dispose?.();
     const verb = inv.values["dry-run"] ? "would close" : "closed";

@@ -59,6 +59,7 @@ export const closeCommand: Command = {
     }
     const result = await closePane(backend, paneId, {
       graceMs: config.close_grace_ms,
+      survivorGraceMs: config.survivor_grace_ms,
       clock: deps.clock,
       processes: deps.processes,
       signal: deps.signal,

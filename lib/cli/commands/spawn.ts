@@ -91,6 +91,7 @@ export const spawnCommand: Command = {
       clock: deps.clock,
       processes: deps.processes,
       graceMs: config.close_grace_ms,
+      survivorGraceMs: config.survivor_grace_ms,
       log: deps.log,
     });
     if (!spawned.ok) {

@@ -1,0 +1,15 @@
+/**
+ * `muxbridge install` and `uninstall` as plans: where OpenCode loads plugins for this user
+ * (`locations.ts`), what to write, edit and remove to put the plugin this binary carries there
+ * (`install.ts`, `plugin_source.ts`), editing a user's JSONC config without touching bytes it
+ * does not need to change (`jsonc.ts`), the file seam (`files.ts`) and how this binary runs
+ * itself (`self_command.ts`, `find_on_path.ts`).
+ *
+ * May import: the shared values (`lib/identity.ts`) and `lib/sys/` only; the CLI commands run
+ * its plans. `tests/import_direction_test.ts` keeps it so.
+ *
+ * @module
+ */
+
+export { applyPlan, type Plan, planInstall, planUninstall } from "./install.ts";
+export { opencodeLocations } from "./locations.ts";

@@ -1,0 +1,49 @@
+/**
+ * `dormant`: no pane. A busy signal (a change to busy) opens one; a new record can also adopt the
+ * pane a dead bridge left for this (busy) session.
+ *
+ * @module
+ */
+
+import { keep, openState, paneOpened, startOpen, type Step, to } from "./_step.ts";
+import type { MachineEvent, StateOf, Transition } from "./types.ts";
+
+/**
+ * Advances a session that has no pane.
+ *
+ * @param s The state.
+ * @param e The event.
+ * @param x The step.
+ * @returns The next record and effects.
+ */
+export function dormant(s: StateOf<"dormant">, e: MachineEvent, x: Step): Transition {
+  switch (e.type) {
+    case "created":
+      return s.why === "new" ? startOpen(x, null) : keep(x);
+    case "status":
+      return e.status === "busy" && s.why !== "shutdown" ? startOpen(x, null) : keep(x);
+    case "deleted":
+      return to(x, { kind: "deleted" }, { type: "disarm" });
+    case "adopted":
+      // Only a session this bridge has not seen yet: one it tracks already has its own pane.
+      if (s.why !== "new") return keep(x);
+      return {
+        record: {
+          ...x.record,
+          activity: "busy",
+          activityAt: x.now,
+          state: openState(e.paneId, x.now, null),
+        },
+        effects: [
+          { type: "store_put", paneId: e.paneId },
+          paneOpened(x.record.id, e),
+          { type: "watch" },
+          { type: "layout" },
+        ],
+      };
+    case "shutdown":
+      return e.closePanes ? to(x, { kind: "dormant", why: "shutdown" }) : keep(x);
+    default:
+      return keep(x);
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The machine's data: a session's record and state union, the events it reacts to, the effects
+ * it asks for, and its timing.
+ *
+ * @module
+ */
+
+import type { PaneId, SessionId } from "../../validate.ts";
+import type { CloseReason, PaneMessage, SkipReason } from "../events.ts";
+
+/** Why a session has no pane. */
+export type Dormancy = "new" | "idle" | "gone" | "failed" | "skipped" | "shutdown";
+
+/** What happens after a close completes. */
+export type AfterClose = "dormant" | "reopen" | "delete" | "exit";
+
+/** Where a session's pane is. */
+export type SessionState =
+  | { readonly kind: "dormant"; readonly why: Dormancy }
+  | { readonly kind: "awaiting"; readonly idleSince: number | null }
+  | {
+    readonly kind: "opening";
+    readonly idleSince: number | null;
+    readonly then: "keep" | "delete" | "shutdown";
+  }
+  | {
+    readonly kind: "open";
+    readonly paneId: PaneId;
+    readonly openedAt: number;
+    readonly idleSince: number | null;
+    /** The status read that confirms the idle close is out. */
+    readonly rechecking: boolean;
+  }
+  | {
+    readonly kind: "closing";
+    readonly paneId: PaneId;
+    readonly reason: CloseReason;
+    readonly attempt: number;
+    readonly waiting: boolean;
+    readonly then: AfterClose;
+  }
+  | { readonly kind: "stuck"; readonly paneId: PaneId; readonly deleted: boolean }
+  | { readonly kind: "deleted" };
+
+/** A state kind. */
+export type StateKind = SessionState["kind"];
+
+/** The state of one kind. */
+export type StateOf<K extends StateKind> = Extract<SessionState, { kind: K }>;
+
+/** Everything muxbridge knows of one child session. */
+export interface SessionRecord {
+  /** The session id. */
+  readonly id: SessionId;
+  /** The parent session (for the log; "unknown" for an adopted pane whose server did not say). */
+  readonly parentId: string;
+  /** The clean pane title. */
+  readonly title: string;
+  /** The session's directory, when an event gave one. */
+  readonly directory?: string;
+  /** The last status seen; statuses are level-triggered. */
+  readonly activity: "unknown" | "busy" | "idle";
+  /** When `activity` last changed; a poll sent before it is stale and ignored. */
+  readonly activityAt: number;
+  /** A background job of this session runs (an idle close waits for it). */
+  readonly jobRunning: boolean;
+  /** Where the pane is. */
+  readonly state: SessionState;
+}
+
+/** What the machine reacts to. */
+export type MachineEvent =
+  | { readonly type: "created" }
+  | { readonly type: "updated"; readonly title: string; readonly directory?: string }
+  | { readonly type: "status"; readonly status: "busy" | "idle" }
+  | { readonly type: "deleted" }
+  | { readonly type: "job"; readonly running: boolean }
+  | { readonly type: "timer" }
+  | {
+    readonly type: "spawned";
+    readonly paneId: PaneId;
+    readonly backend: string;
+    /** The backend applied the layout with the open: no layout pass follows. */
+    readonly arranged?: boolean;
+    /** The pending record written before the spawn (its pane id), now replaced. */
+    readonly pending?: PaneId;
+  }
+  /** A busy session's pane left by a bridge that died, taken over by this one. */
+  | { readonly type: "adopted"; readonly paneId: PaneId; readonly backend: string }
+  | {
+    readonly type: "spawn_failed";
+    readonly code: string;
+    readonly message: string;
+    readonly skip?: { readonly reason: SkipReason; readonly hint: string };
+    /** The multiplexer may still make the pane: the watch looks for it. */
+    readonly lost?: boolean;
+  }
+  | { readonly type: "closed" }
+  | { readonly type: "close_failed"; readonly code: string; readonly message: string }
+  | {
+    readonly type: "recheck";
+    readonly status: "busy" | "idle" | "absent" | "deleted" | "unknown";
+  }
+  | { readonly type: "poll"; readonly status: "busy" | "idle" | "absent"; readonly at: number }
+  | { readonly type: "ready" }
+  | { readonly type: "unready"; readonly reason: SkipReason; readonly hint: string }
+  | { readonly type: "gone"; readonly paneId: PaneId }
+  | { readonly type: "shutdown"; readonly closePanes: boolean };
+
+/**
+ * What the loop must do; every effect concerns the record's own session. Each is one piece of
+ * I/O (or bookkeeping of the loop's own) whose outcome, if any, comes back as an event.
+ */
+export type Effect =
+  /** Wait until the server knows the child (`ready` or `unready` follows). */
+  | { readonly type: "await_ready" }
+  /** Give up the readiness wait in flight. */
+  | { readonly type: "cancel_ready" }
+  /** Open the pane (queued; `spawned` or `spawn_failed` follows). */
+  | { readonly type: "spawn" }
+  /** Close the pane (`closed` or `close_failed` follows). */
+  | { readonly type: "close"; readonly paneId: PaneId; readonly reason: CloseReason }
+  /** Set the pane's title (`gone` follows when the pane is not there). */
+  | { readonly type: "retitle"; readonly paneId: PaneId; readonly title: string }
+  /** Arm the session's timer (`timer` follows). */
+  | { readonly type: "arm"; readonly at: number }
+  /** Disarm it. */
+  | { readonly type: "disarm" }
+  /** Read the child's status to confirm an idle close (`recheck` follows). */
+  | { readonly type: "recheck" }
+  /** Lay out the panes (debounced; run after the queued spawns). */
+  | { readonly type: "layout" }
+  /** Write a report. */
+  | { readonly type: "emit"; readonly message: PaneMessage }
+  /**
+   * Write the pane's durable record (from what the spawn or adoption gave the loop), then remove
+   * the pending record it `replaces` (kept when the write fails: a record of the pane remains).
+   */
+  | { readonly type: "store_put"; readonly paneId: PaneId; readonly replaces?: PaneId }
+  /** Remove a durable record (the pane's, or a pending spawn's); a pane's handle goes too. */
+  | { readonly type: "store_remove"; readonly paneId: PaneId }
+  /** Mark the pane's durable record stuck, for `list` and `cleanup`. */
+  | { readonly type: "store_mark_stuck"; readonly paneId: PaneId }
+  /** End the program of a pane that went away, should it have survived it. */
+  | { readonly type: "end_survivor"; readonly paneId: PaneId }
+  /** Keep the pane watch running (a pane is open, or a failed spawn may still make one). */
+  | { readonly type: "watch" }
+  /** One more pane closed for the shutdown (`bye`'s `closed`). */
+  | { readonly type: "count_close" };
+
+/** The timing the machine works with. */
+export interface MachineConfig {
+  /** `idle_close_delay_ms`. */
+  readonly idleCloseDelayMs: number;
+  /** `min_pane_lifetime_ms` (or the backend's longer minimum). */
+  readonly minPaneLifetimeMs: number;
+  /** Close attempts after the first before giving up. */
+  readonly closeRetries: number;
+  /** `close_retry_delay_ms`: the pause before the first retry; it doubles each time. */
+  readonly closeRetryDelayMs: number;
+  /** Confirm an idle close with a status read when it is due (a server is known). */
+  readonly recheck: boolean;
+  /** Wait until the server knows the child before spawning (`await_ready`). */
+  readonly readiness: boolean;
+}
+
+/** The result of a transition. */
+export interface Transition {
+  /** The next record. */
+  readonly record: SessionRecord;
+  /** The effects to run, in order. */
+  readonly effects: readonly Effect[];
+}

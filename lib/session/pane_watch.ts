@@ -1,0 +1,162 @@
+/**
+ * The pane watch: while panes are open (or a failed spawn may still make one), every poll
+ * interval it checks that each open pane is still there. A pane that is gone, or whose program
+ * ended while the pane stays (remain-on-exit), is reported gone; what is left of a dead pane is
+ * closed first. Each tick also looks again for the panes of failed spawns.
+ *
+ * @module
+ */
+
+import type { Backend } from "../backend/backend.ts";
+import type { Clock, TimerId } from "../sys/clock.ts";
+import type { Logger } from "../sys/log.ts";
+import type { Processes } from "../sys/processes.ts";
+import type { PaneId, SessionId } from "../validate.ts";
+import { closePane } from "./close_pane.ts";
+
+/** One open pane the watch checks. */
+export interface WatchedPane {
+  /** Its session. */
+  readonly sessionId: SessionId;
+  /** The pane. */
+  readonly paneId: PaneId;
+  /** The backend that opened it. */
+  readonly backend: Backend;
+  /** Its program's pid, when recorded. */
+  readonly pid?: number;
+  /** That pid's start stamp. */
+  readonly pidStart?: string;
+}
+
+/** What a {@linkcode PaneWatch} works with. */
+export interface PaneWatchDeps {
+  /** The clock. */
+  clock: Clock;
+  /** Logs. */
+  log: Logger;
+  /** The process seam (a dead pane's program is checked when its remains are closed). */
+  processes: Processes;
+  /** The pause between ticks (`poll_interval_ms`, read at each tick). */
+  intervalMs(): number;
+  /** The open panes now. */
+  panes(): WatchedPane[];
+  /** Whether failed spawns may still make a pane. */
+  lost(): boolean;
+  /** Looks again for the panes of failed spawns. */
+  sweep(): Promise<void>;
+  /** Told of a pane that is gone. */
+  gone(sessionId: SessionId, paneId: PaneId): void;
+}
+
+/**
+ * Watches open panes, one tick at a time, only while there is something to watch.
+ *
+ * @example
+ * ```ts
+ * import { createRealClock } from "../sys/clock.ts";
+ * import { silentLogger } from "../sys/log.ts";
+ * import { createProcesses } from "../sys/processes.ts";
+ * import { PaneWatch } from "./pane_watch.ts";
+ * const watch = new PaneWatch({
+ *   clock: createRealClock(),
+ *   log: silentLogger,
+ *   processes: createProcesses(),
+ *   intervalMs: () => 2000,
+ *   panes: () => [],
+ *   lost: () => false,
+ *   sweep: () => Promise.resolve(),
+ *   gone: (sessionId, paneId) => console.log(`${sessionId}: ${paneId} is gone`),
+ * });
+ * watch.ensure(); // after a pane opened
+ * watch.stop(); // at shutdown
+ * ```
+ */
+export class PaneWatch {
+  readonly #deps: PaneWatchDeps;
+  #timer: TimerId | null = null;
+  #ticking = false;
+  #stopped = false;
+  #warned = false;
+
+  /**
+   * Creates a watch that does nothing until {@linkcode PaneWatch.ensure}.
+   *
+   * @param deps Clock, logger, processes and what to watch.
+   */
+  constructor(deps: PaneWatchDeps) {
+    this.#deps = deps;
+  }
+
+  /** Schedules the next tick unless one is scheduled. */
+  ensure(): void {
+    if (this.#timer !== null || this.#stopped) return;
+    this.#timer = this.#deps.clock.setTimeout(() => {
+      this.#timer = null;
+      void this.#tick();
+    }, this.#deps.intervalMs());
+  }
+
+  /** Stops for good. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== null) this.#deps.clock.clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#ticking || this.#stopped) return;
+    this.#ticking = true;
+    try {
+      const byBackend = new Map<Backend, WatchedPane[]>();
+      for (const pane of this.#deps.panes()) {
+        byBackend.set(pane.backend, [...(byBackend.get(pane.backend) ?? []), pane]);
+      }
+      await Promise.all([...byBackend].map(([backend, open]) => this.#checkAll(backend, open)));
+      if (this.#deps.lost()) await this.#deps.sweep();
+    } finally {
+      this.#ticking = false;
+    }
+    if (this.#deps.panes().length > 0 || this.#deps.lost()) this.ensure();
+  }
+
+  async #checkAll(backend: Backend, open: WatchedPane[]): Promise<void> {
+    // One listing of the marked panes instead of one call per pane (20 panes were 20 tmux
+    // processes per poll); only a pane missing from it or dead is inspected, so a wrong listing
+    // can never by itself make muxbridge treat a live pane as gone.
+    let suspects = open;
+    if (backend.capabilities.marks) {
+      try {
+        const live = new Map((await backend.listOwned()).map((p) => [p.paneId, p]));
+        suspects = open.filter((p) => live.get(p.paneId)?.dead !== false);
+        this.#warned = false;
+      } catch { /* inspect each pane below */ }
+    }
+    await Promise.all(suspects.map((pane) => this.#check(pane)));
+  }
+
+  /** Inspects one pane; a pane that is gone or dead is reported gone. */
+  async #check(pane: WatchedPane): Promise<void> {
+    const { backend, paneId } = pane;
+    try {
+      const info = await backend.inspect(paneId);
+      if (info === null) return this.#deps.gone(pane.sessionId, paneId);
+      if (info.dead) {
+        // Its program exited but the pane stays (remain-on-exit): close what is left.
+        await closePane(backend, paneId, {
+          graceMs: 0,
+          clock: this.#deps.clock,
+          processes: this.#deps.processes,
+          pid: pane.pid,
+          pidStart: pane.pidStart,
+        });
+        return this.#deps.gone(pane.sessionId, paneId);
+      }
+      this.#warned = false;
+    } catch (err) {
+      if (!this.#warned) {
+        this.#warned = true;
+        this.#deps.log.warn(`cannot check pane ${paneId}: ${(err as Error).message}`);
+      }
+    }
+  }
+}
