@@ -31,6 +31,7 @@ import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -86,7 +87,7 @@ async function roundRobin(
 
 /** A spawn request as the bridge makes it (a password in the pane's environment). */
 const request = (cwd: string) => ({
-  sessionId: "ses_bench",
+  sessionId: validateSessionId("ses_bench"),
   title: "bench",
   argv: ["sleep", "100000"],
   cwd,

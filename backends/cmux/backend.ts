@@ -29,12 +29,7 @@ import type {
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./_command.ts";
 import {
   type CmuxSurface,
@@ -78,6 +73,7 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { CmuxConfig } from "./_traits.ts";
  * import { createCmuxBackend } from "./backend.ts";
  *
@@ -85,7 +81,7 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  *   const backend = createCmuxBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -168,7 +164,6 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   };
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -268,7 +263,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
       );
       if (fresh.length === 1) {
         deps.log.warn(`cmux: closing surface ${fresh[0].id}, made by a split whose answer ${why}`);
-        await kill(fresh[0].id);
+        await kill(surfaceId(fresh[0].id));
       } else if (fresh.length > 1) {
         deps.log.error(
           `cmux: a split whose answer ${why} left one of ${
@@ -281,7 +276,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
     }
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = surfaceId(paneId);
     const found = locate(await tree(signal), id);
     if (!found) return null;
@@ -292,7 +287,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
     return info;
   };
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = surfaceId(paneId);
     refuseCaller(id, "interrupt");
     // Builds before PR #2150 sent keys for an unresolvable surface to the focused one
@@ -307,7 +302,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
     );
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = surfaceId(paneId);
     refuseCaller(id, "close");
     const before = locate(await tree(signal), id);
@@ -348,7 +343,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
     }
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
     const id = surfaceId(paneId);
     const clean = cleanTitle(title);
     if (clean.startsWith("-")) {

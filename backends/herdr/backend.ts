@@ -49,7 +49,6 @@ import {
   cleanTitle,
   type PaneId,
   validateDirectory,
-  validateSessionId,
   validateTarget,
   validateText,
 } from "../../lib/validate.ts";
@@ -133,6 +132,7 @@ const ANCHOR_HINT =
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { HerdrConfig } from "./_traits.ts";
  * import { createHerdrBackend } from "./backend.ts";
  *
@@ -140,7 +140,7 @@ const ANCHOR_HINT =
  *   const backend = createHerdrBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -174,7 +174,7 @@ export function createHerdrBackend(
    * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
    * another server would name an unrelated pane.
    */
-  const anchor = (): string | undefined => {
+  const anchor = (): PaneId | undefined => {
     if (!layer?.paneId) return undefined;
     const { session, socket_path } = deps.config.herdr;
     if (
@@ -211,7 +211,6 @@ export function createHerdrBackend(
   };
 
   const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -286,14 +285,14 @@ export function createHerdrBackend(
    * as an escape sequence. It is one argv element that must not start with "-" (herdr would
    * read `--clear`, `--help` or `--session` there) and holds no control characters.
    */
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
     const id = herdrPaneId(paneId);
     const clean = cleanTitle(title);
     const label = clean === "" ? null : validateText("pane title", clean);
     await api.rename(id, label, signal);
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = herdrPaneId(paneId);
     const pane = await api.get(id, signal);
     if (pane === null) return null;

@@ -38,7 +38,6 @@ import {
   type PaneId,
   SESSION_ID,
   validateDirectory,
-  validateSessionId,
   validateTarget,
 } from "../../lib/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
@@ -102,6 +101,7 @@ function toInfo(window: KittyWindow): PaneInfo {
  * @example Open a window next to the one muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { KittyConfig } from "./_traits.ts";
  * import { createKittyBackend } from "./backend.ts";
  *
@@ -109,7 +109,7 @@ function toInfo(window: KittyWindow): PaneInfo {
  *   const backend = createKittyBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -152,7 +152,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     parseLs(await kitty.must("list kitty windows", ["ls"], signal));
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -206,7 +206,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     return { paneId };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = kittyWindowId(paneId);
     const found = findWindow(await list(signal), id);
     return found ? toInfo(found.window) : null;
@@ -227,7 +227,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
       .filter((w) => w.spawnToken === token)
       .map(toInfo);
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = kittyWindowId(paneId);
     // send-text exits 0 and does nothing for an unknown window (§4, live 0.26.5),
     // so the window's existence is checked first.
@@ -246,7 +246,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     );
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = kittyWindowId(paneId);
     // A window whose program never ran leaves its credentials file: remove it with the window.
     const credentials = credentialFiles.get(id);
@@ -268,7 +268,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     });
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
     const id = kittyWindowId(paneId);
     // set-window-title joins its arguments with spaces and takes no special values (0.26.5
     // rc/set_window_title.py); an empty title gives the window back to its program's title.

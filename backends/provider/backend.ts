@@ -32,13 +32,7 @@ import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
-import {
-  cleanTitle,
-  type PaneId,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { createProviderClient, type ProviderClient, type ProviderInfo } from "./_client.ts";
 import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
 import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_traits.ts";
@@ -91,6 +85,7 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { ProviderConfig } from "./_traits.ts";
  * import { createProviderBackend } from "./backend.ts";
  *
@@ -99,7 +94,7 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  *   const backend = createProviderBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -152,7 +147,7 @@ export function createProviderBackend(
   const list = async (signal?: AbortSignal) => (await rpc().call("list", {}, signal)).panes;
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -205,7 +200,7 @@ export function createProviderBackend(
     return pid === undefined ? { paneId: id } : { paneId: id, pid };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = providerPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     return pane ? toInfo(pane) : null;
@@ -216,7 +211,7 @@ export function createProviderBackend(
     return (await list(signal)).filter((p) => p.token === token).map(toInfo);
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
     const id = providerPaneId(paneId);
     const provider = await info(signal);
     if (!provider.capabilities.title) {

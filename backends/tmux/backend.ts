@@ -27,12 +27,7 @@ import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { shArgv } from "../../lib/sys/shell_quote.ts";
 import { tokenArgv, tokenMarker } from "../../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { ANCHOR_HINT, createAnchor } from "./_anchor.ts";
 import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./_command.ts";
 import { planLayout } from "./_layout.ts";
@@ -108,6 +103,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { TmuxConfig } from "./_traits.ts";
  * import { createTmuxBackend } from "./backend.ts";
  *
@@ -115,7 +111,7 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  *   const backend = createTmuxBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -132,7 +128,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
   const anchor = createAnchor(deps, tmux);
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -155,7 +151,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
     return { paneId, pid, arranged };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = tmuxPaneId(paneId);
     // list-panes, never display-message: the latter exits 0 for an unknown pane (§3).
     // list-panes -t %N lists %N's whole window, so pick %N's row.
@@ -210,7 +206,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
         now = true;
       }
       const { rows } = current;
-      const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
+      const owned = new Set<string>([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
       owned.delete(at);
       const plan = planLayout({
         rows,

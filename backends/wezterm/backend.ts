@@ -50,13 +50,7 @@ import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { ENVIRON_READABLE, sessionLeaders } from "../../lib/sys/processes.ts";
 import { SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  type PaneId,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { weztermDoctor } from "./_doctor.ts";
 import { splitPlan } from "./_place.ts";
 import {
@@ -110,6 +104,7 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { WeztermConfig } from "./_traits.ts";
  * import { createWeztermBackend } from "./backend.ts";
  *
@@ -117,7 +112,7 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  *   const backend = createWeztermBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -238,7 +233,6 @@ export function createWeztermBackend(
   };
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     cleanTitle(req.title); // no title to set (see the module comment), but a title is checked
@@ -309,7 +303,7 @@ export function createWeztermBackend(
     return pid === undefined ? { paneId } : { paneId, pid };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = weztermPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     if (!pane) opened.delete(id);
@@ -327,7 +321,7 @@ export function createWeztermBackend(
     });
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = weztermPaneId(paneId);
     const credentials = credentialFiles.get(id);
     if (credentials) {
@@ -340,7 +334,7 @@ export function createWeztermBackend(
     await wezterm.must(`close pane ${id}`, ["kill-pane", "--pane-id", id], signal);
   };
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
     const id = weztermPaneId(paneId);
     // --no-paste: the byte goes to the pty as typed, so the tty makes SIGINT of it (a cooked
     // program) or a TUI reads Ctrl+C; a paste would be bracketed text (§3).
@@ -354,7 +348,7 @@ export function createWeztermBackend(
     ], signal);
   };
 
-  const setTitle = async (paneId: string, _title: string, signal?: AbortSignal) => {
+  const setTitle = async (paneId: PaneId, _title: string, signal?: AbortSignal) => {
     const id = weztermPaneId(paneId);
     if (!(await list(signal)).some((p) => p.paneId === id)) {
       throw new MuxError("pane_not_found", `Cannot title pane ${id}: WezTerm does not list it`);

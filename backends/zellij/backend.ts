@@ -40,13 +40,7 @@ import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  type PaneId,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { createZellijCommand, zellijError } from "./_command.ts";
 import { parseNewPaneId, parsePaneList, type ZellijPane, zellijPaneId } from "./_parse.ts";
 import {
@@ -93,6 +87,7 @@ const ANCHOR_HINT =
  * @example Open a pane in the tab muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
  * import type { ZellijConfig } from "./_traits.ts";
  * import { createZellijBackend } from "./backend.ts";
  *
@@ -100,7 +95,7 @@ const ANCHOR_HINT =
  *   const backend = createZellijBackend(deps);
  *   await backend.probe();
  *   const { paneId } = await backend.spawn({
- *     sessionId: "ses_1",
+ *     sessionId: validateSessionId("ses_1"),
  *     title: "fix",
  *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
  *     cwd: "/home/me/project",
@@ -202,7 +197,6 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
   };
 
   const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -265,7 +259,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
     return run;
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
     const id = zellijPaneId(paneId);
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
     return pane ? { paneId: pane.paneId, dead: pane.dead, title: pane.title } : null;

@@ -6,7 +6,11 @@
  * - every program runs through `runCommand` (`_run_command.ts`: `deps.run` bounded by
  *   `config.command_timeout_ms`); a failure that means nothing more specific is `commandFailed`
  *   (`_command_failed.ts`);
- * - every id and target passes `lib/validate.ts` before it reaches argv;
+ * - ids arrive checked: a {@linkcode SpawnRequest.sessionId} is a `SessionId` and every pane id
+ *   handed in is a `PaneId` (both made where the input entered: the protocol, a CLI flag, a pane
+ *   record); a backend checks only that a pane id has its own form (`_pane_id.ts`), and every
+ *   other target (a directory, a socket, a title) passes `lib/validate.ts` before it reaches
+ *   argv;
  * - "the pane does not exist" is a `MuxError` coded `pane_not_found` (from `interrupt`, `kill`,
  *   `setTitle`) or `null` (from `inspect`), decided from evidence the backend's document under
  *   `docs/backends/` records;
@@ -22,7 +26,7 @@ import type { ConfigSection, SectionSchema } from "../config_section.ts";
 import type { Runner } from "../sys/exec.ts";
 import type { EnvLookup, Identity, Layer } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
-import type { PaneId } from "../validate.ts";
+import type { PaneId, SessionId } from "../validate.ts";
 
 /**
  * The form of a backend's name (`tmux`, `wezterm`): lower-case letters and digits, starting with a
@@ -89,8 +93,8 @@ export interface ProbeResult {
 
 /** A pane to open. */
 export interface SpawnRequest {
-  /** The child session the pane shows (goes into ownership marks). */
-  sessionId: string;
+  /** The child session the pane shows (goes into ownership marks), checked where it entered. */
+  sessionId: SessionId;
   /** The clean title (see `cleanTitle`). */
   title: string;
   /** The program and arguments the pane runs, started without the user's shell. */
@@ -145,7 +149,7 @@ export interface LayoutRequest {
   /** Percent for the main pane. */
   mainPaneSize: number;
   /** The owned panes, oldest first. */
-  panes: readonly string[];
+  panes: readonly PaneId[];
 }
 
 /** What a layout call did. */
@@ -219,9 +223,10 @@ export interface ProtocolVersion {
 
 /**
  * A multiplexer backend. Every pane id it reports is a {@linkcode PaneId}, made once by its
- * parsers where the id enters from the multiplexer (`_pane_id.ts`). An id it is handed (from a
- * pane record, the CLI, the session loop) is checked against its own form the same way before it
- * reaches argv, so an id of another backend's form is refused, never sent.
+ * parsers where the id enters from the multiplexer (`_pane_id.ts`). An id it is handed is a
+ * `PaneId` already (checked where it entered: a pane record, the CLI, the session loop); the
+ * backend still checks it has its own form before it reaches argv, so an id of another backend's
+ * form is refused, never sent.
  */
 export interface Backend {
   /** The backend's name (its {@linkcode BackendModule.name}). */
@@ -246,7 +251,7 @@ export interface Backend {
    */
   spawn(req: SpawnRequest): Promise<SpawnedPane>;
   /** Reports a pane, or `null` when it does not exist. */
-  inspect(paneId: string, signal?: AbortSignal): Promise<PaneInfo | null>;
+  inspect(paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null>;
   /** Lists panes that carry muxbridge's ownership marks (empty where there are no marks). */
   listOwned(signal?: AbortSignal): Promise<PaneInfo[]>;
   /**
@@ -257,11 +262,11 @@ export interface Backend {
    */
   findSpawned(token: string, signal?: AbortSignal): Promise<PaneInfo[]>;
   /** Sends the backend's interrupt (Ctrl+C) to the pane's program. */
-  interrupt(paneId: string, signal?: AbortSignal): Promise<void>;
+  interrupt(paneId: PaneId, signal?: AbortSignal): Promise<void>;
   /** Closes the pane at once. */
-  kill(paneId: string, signal?: AbortSignal): Promise<void>;
+  kill(paneId: PaneId, signal?: AbortSignal): Promise<void>;
   /** Sets the pane's title. */
-  setTitle(paneId: string, title: string, signal?: AbortSignal): Promise<void>;
+  setTitle(paneId: PaneId, title: string, signal?: AbortSignal): Promise<void>;
   /** Arranges the owned panes; never reshapes panes muxbridge does not own. */
   applyLayout(req: LayoutRequest, signal?: AbortSignal): Promise<LayoutResult>;
   /** Checks binary, version and reachability, each with a hint. */

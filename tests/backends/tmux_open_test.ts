@@ -16,6 +16,7 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { startTmuxServer, type TmuxServer } from "../helpers/tmux_server.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -43,7 +44,7 @@ function counted(server: TmuxServer, flags: Record<string, unknown> = {}) {
 }
 
 const request = (sessionId: string, env: Record<string, string> = {}) => ({
-  sessionId,
+  sessionId: validateSessionId(sessionId),
   title: `title ${sessionId}`,
   argv: SLEEP,
   cwd: "/",

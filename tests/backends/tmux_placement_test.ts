@@ -14,6 +14,7 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 Deno.test("tiledCell() follows tmux's tiled grid (checked live in a 120x40 window)", () => {
   assert.deepEqual(tiledCell(1, 120, 40), { width: 120, height: 40 });
@@ -99,7 +100,7 @@ function backendOn(
 }
 
 const request = {
-  sessionId: "ses_nospace",
+  sessionId: validateSessionId("ses_nospace"),
   title: "t",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_nospace"],
   cwd: "/tmp",

@@ -24,6 +24,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 import { type FakeWezterm, startFakeWezterm } from "./wezterm_fixture.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -47,7 +48,7 @@ async function request(fake: FakeWezterm, sessionId: string, env: Record<string,
   return {
     progDir,
     req: {
-      sessionId,
+      sessionId: validateSessionId(sessionId),
       title: "child",
       argv: [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId],
       cwd: progDir,
@@ -480,7 +481,11 @@ Deno.test("wezterm calls that hang, crash or print garbage are bounded errors", 
       const backend = createWeztermBackend(fake.deps({ command_timeout_ms: 1000 }), {
         leaders: null,
       });
-      await assert.rejects(backend.inspect("0"), (e) => isMuxError(e, ...codes), fault);
+      await assert.rejects(
+        backend.inspect(validatePaneId("0")),
+        (e) => isMuxError(e, ...codes),
+        fault,
+      );
     });
   }
 });

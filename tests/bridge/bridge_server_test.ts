@@ -22,6 +22,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const SELF = "4242:100";
 const URL = "http://127.0.0.1:4096";
@@ -164,7 +165,14 @@ function record(paneId: string, sessionId: string, owner: string): PaneRecordInp
 function leftPane(backend: FakeBackend, paneId: string, sessionId: string, owner: string) {
   backend.panes.set(paneId, {
     paneId,
-    req: { sessionId, title: "t", argv: [], cwd: "/", env: {}, owner },
+    req: {
+      sessionId: validateSessionId(sessionId),
+      title: "t",
+      argv: [],
+      cwd: "/",
+      env: {},
+      owner,
+    },
     title: "t",
     dead: false,
     exitsOnInterrupt: true,
