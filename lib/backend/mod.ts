@@ -9,10 +9,12 @@
  * the binary doctor check, a detected layer): only `backends/` imports them, and nothing here
  * re-exports them.
  *
- * What lives here may import `lib/sys/`, `lib/config.ts`, `lib/identity.ts` and
- * `lib/validate.ts`, never `backends/`, `lib/session/`, `lib/bridge/` or `lib/cli/`: backends sit
- * beside the core and import this folder and `lib/sys/`; the core talks to a {@linkcode Backend}
- * and is handed the registry's list, never a backend's code.
+ * What lives here may import `lib/sys/`, the config (`lib/config.ts`, `lib/config_section.ts`),
+ * `lib/identity.ts` and `lib/validate.ts`, never `backends/`, `lib/session/`, `lib/bridge/`,
+ * `lib/cli/` or `lib/select_backend.ts` (which builds backends from this folder, a floor up):
+ * backends sit beside the core and import this folder and `lib/sys/`; the core talks to a
+ * {@linkcode Backend} and is handed the registry's list, never a backend's code.
+ * `tests/import_direction_test.ts` keeps it so.
  *
  * @module
  */
