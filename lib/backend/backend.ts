@@ -6,11 +6,9 @@
  * - every program runs through `runCommand` (`_run_command.ts`: `deps.run` bounded by
  *   `config.command_timeout_ms`); a failure that means nothing more specific is `commandFailed`
  *   (`_command_failed.ts`);
- * - ids arrive checked: a {@linkcode SpawnRequest.sessionId} is a `SessionId` and every pane id
- *   handed in is a `PaneId` (both made where the input entered: the protocol, a CLI flag, a pane
- *   record); a backend checks only that a pane id has its own form (`_pane_id.ts`), and every
- *   other target (a directory, a socket, a title) passes `lib/validate.ts` before it reaches
- *   argv;
+ * - ids arrive checked (`SessionId`, `PaneId`, made where the input entered); a backend checks
+ *   only that a pane id has its own form (`_pane_id.ts`), and every other value (a directory, a
+ *   socket, a title) passes `lib/validate.ts` before it reaches argv;
  * - "the pane does not exist" is a `MuxError` coded `pane_not_found` (from `interrupt`, `kill`,
  *   `setTitle`) or `null` (from `inspect`), decided from evidence the backend's document under
  *   `docs/backends/` records;
