@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Config } from "../config.ts";
 import type { MachineConfig } from "./machine/mod.ts";
 
