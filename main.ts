@@ -9,14 +9,12 @@ import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };
 import { BACKENDS } from "./backends/mod.ts";
-import type { BackendFactory } from "./lib/backend.ts";
 import { commandNamed, parseInvocation } from "./lib/cli/cli.ts";
 import { createRealClock } from "./lib/sys/clock.ts";
 import type { CliDeps, Command } from "./lib/cli/commands/_command.ts";
 import { loadCommands } from "./lib/cli/commands/load.ts";
 import { exitCodeFor, isMuxError, MuxError } from "./lib/sys/errors.ts";
 import { createRunner } from "./lib/sys/exec.ts";
-import type { BackendName } from "./lib/identity.ts";
 import { createLogger, fileSink, type LogLevel, stderrSink } from "./lib/sys/log.ts";
 import { createProcesses } from "./lib/sys/processes.ts";
 import { createRealFiles } from "./lib/install/files.ts";
@@ -67,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
   const commands = await loadCommands(argv);
   let parsed;
   try {
-    parsed = parseInvocation(argv, commands);
+    parsed = parseInvocation(argv, commands, BACKENDS);
   } catch (err) {
     return fail(err, commandNamed(argv, commands));
   }
@@ -93,10 +91,6 @@ async function main(argv: string[]): Promise<number> {
       abort.abort();
     });
   }
-  const factories: Partial<Record<BackendName, BackendFactory>> = {};
-  for (const [name, row] of Object.entries(BACKENDS)) {
-    if (row) factories[name as BackendName] = row.create;
-  }
   const deps: CliDeps = {
     env: (name) => process.env[name],
     run: createRunner(),
@@ -113,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     runtime: runtime(),
     signal: abort.signal,
     bridgeIO: processBridgeIO,
-    backends: factories,
+    backends: BACKENDS,
     files: createRealFiles(),
     self: self(),
   };

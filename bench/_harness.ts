@@ -7,10 +7,11 @@
  * @module
  */
 
-import type { Backend } from "../lib/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, sleep } from "../lib/sys/clock.ts";
 import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -156,7 +157,7 @@ export function paneLife<K extends string>(
 ): () => Promise<void> {
   return async () => {
     const { paneId, pid } = await backend.spawn({
-      sessionId: "ses_bench",
+      sessionId: validateSessionId("ses_bench"),
       title: "bench",
       argv: ["sleep", "100000"],
       cwd,

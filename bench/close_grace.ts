@@ -17,6 +17,7 @@ import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
 import { benchBackend } from "./pane_tmux.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -48,7 +49,7 @@ export async function benchCloseGrace(n = 15): Promise<Row[]> {
         let killed = 0;
         for (let i = 0; i < n + 2; i++) {
           const { paneId, pid } = await backend.spawn({
-            sessionId: "ses_grace",
+            sessionId: validateSessionId("ses_grace"),
             title: "grace",
             argv: c.program,
             cwd: server.dir,

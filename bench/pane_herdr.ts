@@ -22,10 +22,10 @@
  * @module
  */
 
-import { createHerdrBackend } from "../backends/herdr.ts";
-import type { Backend } from "../lib/backend.ts";
+import { createHerdrBackend } from "../backends/herdr/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../tests/helpers/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { unixRequest, type UnixRequester } from "../lib/sys/unix_request.ts";

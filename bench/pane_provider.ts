@@ -14,10 +14,10 @@
  * @module
  */
 
-import { createProviderBackend } from "../backends/provider/mod.ts";
-import { createTmuxBackend } from "../backends/tmux.ts";
+import { createProviderBackend } from "../backends/provider/backend.ts";
+import { createTmuxBackend } from "../backends/tmux/backend.ts";
 import { createRealClock } from "../lib/sys/clock.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../tests/helpers/config.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import {

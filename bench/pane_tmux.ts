@@ -21,16 +21,17 @@
  * @module
  */
 
-import { createTmuxBackend } from "../backends/tmux.ts";
-import type { Backend } from "../lib/backend.ts";
+import { createTmuxBackend } from "../backends/tmux/backend.ts";
+import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../tests/helpers/config.ts";
 import type { Runner } from "../lib/sys/exec.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -86,7 +87,7 @@ async function roundRobin(
 
 /** A spawn request as the bridge makes it (a password in the pane's environment). */
 const request = (cwd: string) => ({
-  sessionId: "ses_bench",
+  sessionId: validateSessionId("ses_bench"),
   title: "bench",
   argv: ["sleep", "100000"],
   cwd,

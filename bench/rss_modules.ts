@@ -24,11 +24,11 @@ const SETS: Array<[string, string, string?]> = [
   ["+ the bridge command and what it imports", "../lib/cli/commands/bridge.ts"],
   [
     "+ bridge command, tmux backend (what a bridge loads now)",
-    "../lib/cli/commands/bridge.ts,../backends/tmux.ts",
+    "../lib/cli/commands/bridge.ts,../backends/tmux/backend.ts",
   ],
   [
     "+ every command and every backend (what a bridge loaded before)",
-    "../lib/cli/commands/mod.ts,../backends/tmux.ts,../backends/zellij.ts,../backends/herdr.ts,../backends/kitty.ts,../backends/cmux.ts",
+    "../lib/cli/commands/mod.ts,../backends/tmux/backend.ts,../backends/zellij/backend.ts,../backends/herdr/backend.ts,../backends/kitty/backend.ts,../backends/cmux/backend.ts",
   ],
 ];
 

@@ -88,7 +88,7 @@ export function noiseInput(lines: number): string {
               providerID: "opencode",
               mode: "build",
               agent: "build",
-              path: { cwd: "/work/project", root: "/work/project" },
+              path: { cwd: "/srv/project", root: "/srv/project" },
               cost: 0,
               tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
             },

@@ -10,129 +10,14 @@ import { userInfo } from "node:os";
 import { z } from "zod";
 import { MuxError } from "./sys/errors.ts";
 import { describeIssues, problemOf } from "./describe_issues.ts";
+import type { SectionOwner, SectionsOf } from "./config_section.ts";
 import { refuseHelloKeys } from "./hello_forbidden.ts";
 import { globProblem } from "./sys/glob.ts";
 import type { EnvLookup } from "./identity.ts";
+import { removedKeys, withoutRemovedKeys } from "./removed_keys.ts";
 
 const ms = (def: number, max: number, what: string) =>
   z.number().int().min(0).max(max).default(def).describe(what);
-
-const bin = (def: string) =>
-  z.string().min(1).default(def).describe("The program to run (a name on PATH or a path)");
-
-/**
- * The tmux section.
- *
- * @internal
- */
-export const TmuxConfigSchema = z.strictObject({
-  bin: bin("tmux"),
-  socket_name: z.string().min(1).optional().describe(
-    "Talk to the tmux server `tmux -L NAME` uses (when muxbridge does not run inside tmux)",
-  ),
-  socket_path: z.string().min(1).optional().describe(
-    "Talk to the tmux server on this socket path (`tmux -S PATH`)",
-  ),
-  target: z.string().min(1).optional().describe(
-    "The pane (or window/session) the first split is made next to when muxbridge does not run inside tmux",
-  ),
-}).prefault({}).describe("tmux backend");
-
-/**
- * The zellij section.
- *
- * @internal
- */
-export const ZellijConfigSchema = z.strictObject({
-  bin: bin("zellij"),
-  session: z.string().min(1).optional().describe(
-    "The zellij session to use (else ZELLIJ_SESSION_NAME)",
-  ),
-}).prefault({}).describe("zellij backend");
-
-/**
- * The herdr section.
- *
- * @internal
- */
-export const HerdrConfigSchema = z.strictObject({
-  bin: z.string().min(1).optional().describe(
-    "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
-  ),
-  session: z.string().min(1).optional().describe("A named herdr session (`herdr --session NAME`)"),
-  socket_path: z.string().min(1).optional().describe(
-    "The herdr API socket (else HERDR_SOCKET_PATH)",
-  ),
-  transport: z.enum(["auto", "socket", "cli"]).default("auto").describe(
-    "How commands reach herdr: auto talks to herdr's API socket directly (no process per command) when it answers with a protocol muxbridge speaks, else runs the herdr CLI, and switches to the CLI for good if the socket fails; socket uses only the socket (a failure is an error); cli runs one herdr process per command",
-  ),
-}).prefault({}).describe("herdr backend");
-
-/**
- * The kitty section.
- *
- * @internal
- */
-export const KittyConfigSchema = z.strictObject({
-  bin: z.string().min(1).optional().describe(
-    "The remote-control program (default: `kitten` when present, else `kitty`)",
-  ),
-  listen_on: z.string().min(1).optional().describe(
-    "The kitty remote-control address, such as unix:/tmp/kitty (else KITTY_LISTEN_ON)",
-  ),
-  window_id: z.number().int().positive().optional().describe(
-    "The kitty window panes open next to, in its tab (else KITTY_WINDOW_ID when muxbridge runs in the kitty listen_on names; else kitty's active tab)",
-  ),
-}).prefault({}).describe("kitty backend");
-
-/**
- * The cmux section.
- *
- * @internal
- */
-export const CmuxConfigSchema = z.strictObject({
-  bin: bin("cmux"),
-  socket_path: z.string().min(1).optional().describe("The cmux socket (else CMUX_SOCKET_PATH)"),
-}).prefault({}).describe("cmux backend");
-
-/**
- * The wezterm section.
- *
- * @internal
- */
-export const WeztermConfigSchema = z.strictObject({
-  bin: bin("wezterm"),
-  socket_path: z.string().min(1).optional().describe(
-    "The WezTerm GUI or mux socket to talk to (else WEZTERM_UNIX_SOCKET)",
-  ),
-  pane_id: z.number().int().min(0).optional().describe(
-    "The WezTerm pane new panes split next to (else WEZTERM_PANE)",
-  ),
-}).prefault({}).describe("wezterm backend");
-
-/**
- * The provider section.
- *
- * @internal
- */
-export const ProviderConfigSchema = z.strictObject({
-  command: z.array(z.string().min(1)).min(1).optional().describe(
-    "The pane-provider program and its arguments (argv, no shell), for backend provider: started once and spoken to in JSON-RPC over its stdin and stdout (docs/provider-protocol.md)",
-  ),
-}).prefault({}).describe("pane-provider backend");
-
-/** Backend choices of the `backend` key. */
-export const BACKEND_CHOICES = [
-  "auto",
-  "none",
-  "tmux",
-  "zellij",
-  "herdr",
-  "cmux",
-  "kitty",
-  "wezterm",
-  "provider",
-] as const;
 
 /** Layout names of the `layout` key. */
 export const LAYOUTS = [
@@ -149,154 +34,140 @@ export type LayoutName = typeof LAYOUTS[number];
 /** Log levels. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
-/**
- * The whole config file.
- *
- * @internal
- */
-export const ConfigSchema = z.strictObject({
-  backend: z.enum(BACKEND_CHOICES).default("auto").describe(
-    "Which multiplexer to use; auto detects it from the environment, none opens no panes",
-  ),
-  layout: z.enum(LAYOUTS).default("main-vertical").describe(
-    "How panes are arranged where the backend can",
-  ),
-  main_pane_size: z.number().int().min(20).max(80).default(60).describe(
-    "Percent of the window the main (OpenCode) pane keeps",
-  ),
-  placement: z.enum(["split", "window"]).default("split").describe(
-    "split: next to the OpenCode pane, overflowing into a muxbridge window when full; window: always in a muxbridge window",
-  ),
-  opencode_bin: z.string().min(1).default("opencode").describe(
-    "The program each pane runs (`<bin> attach …`)",
-  ),
-  close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
-  close_retry_delay_ms: z.number().int().min(0).max(60_000).optional().describe(
-    "The pause before a failed close is tried again; it doubles per retry (two retries). Default: close_grace_ms, at least 100",
-  ),
-  survivor_grace_ms: z.number().int().min(0).max(60_000).optional().describe(
-    "The most a pane program that outlived its pane gets between SIGTERM and SIGKILL (at least 100 ms). Default: close_grace_ms",
-  ),
-  idle_close_delay_ms: ms(
-    3000,
-    3_600_000,
-    "How long a child must stay idle before its pane closes",
-  ),
-  min_pane_lifetime_ms: ms(
-    3000,
-    3_600_000,
-    "A pane is not closed for idleness before it is this old",
-  ),
-  poll_interval_ms: z.number().int().min(100).max(600_000).default(2000).describe(
-    "Status polling interval while children are tracked",
-  ),
-  readiness_timeout_ms: z.number().int().min(0).max(120_000).default(5000).describe(
-    "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped)",
-  ),
-  command_timeout_ms: z.number().int().min(100).max(120_000).default(5000).describe(
-    "The most one multiplexer command may take before it is killed",
-  ),
-  close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
-  exclude: z.array(
-    z.string().superRefine((pattern, ctx) => {
-      const problem = globProblem(pattern);
-      if (problem !== null) {
-        ctx.addIssue({ code: "custom", message: `not a valid glob: ${problem}` });
-      }
-    }),
-  ).max(100).default([]).describe(
-    "Glob patterns (* ? [abc] [!abc], \\ escapes; whole string, any case) on a child's agent name or title; a child that matches gets no pane (pane.skipped, reason excluded)",
-  ),
-  max_panes: z.number().int().min(1).max(1000).optional().describe(
-    "The most child panes open at once; above it children wait for a free pane (pane.skipped, reason max_panes, with their queue position), then open (pane.opened). Default: no limit",
-  ),
-  failed_pane_hold_ms: ms(
-    30_000,
-    3_600_000,
-    "A pane whose program failed (opencode attach exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
-  ),
-  status_in_title: z.boolean().default(true).describe(
-    "The pane title starts with the child's live state: [busy], [retry N], [idle], [error]",
-  ),
-  max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
-    "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",
-  ),
-  state_dir: z.string().min(1).optional().describe(
-    "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge, else ~/.local/state/muxbridge); created 0700, refused when another user owns it or can write to it",
-  ),
-  log_level: z.enum(LOG_LEVELS).default("info").describe("Least severe log line written to stderr"),
-  log_file: z.string().min(1).optional().describe("Write logs to this file instead of stderr"),
-  tmux: TmuxConfigSchema,
-  zellij: ZellijConfigSchema,
-  herdr: HerdrConfigSchema,
-  kitty: KittyConfigSchema,
-  cmux: CmuxConfigSchema,
-  wezterm: WeztermConfigSchema,
-  provider: ProviderConfigSchema,
-}).describe("muxbridge configuration");
+/** The keys of the config muxbridge itself reads, around the backend choice. */
+function coreShape(backends: readonly string[]) {
+  return {
+    backend: z.enum(["auto", "none", ...backends]).default("auto").describe(
+      "Which multiplexer to use; auto detects it from the environment, none opens no panes",
+    ),
+    layout: z.enum(LAYOUTS).default("main-vertical").describe(
+      "How panes are arranged where the backend can",
+    ),
+    main_pane_size: z.number().int().min(20).max(80).default(60).describe(
+      "Percent of the window the main (OpenCode) pane keeps",
+    ),
+    placement: z.enum(["split", "window"]).default("split").describe(
+      "split: next to the OpenCode pane, overflowing into a muxbridge window when full; window: always in a muxbridge window",
+    ),
+    opencode_bin: z.string().min(1).default("opencode").describe(
+      "The program each pane runs (`<bin> attach …`)",
+    ),
+    close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
+    close_retry_delay_ms: z.number().int().min(0).max(60_000).optional().describe(
+      "The pause before a failed close is tried again; it doubles per retry (two retries). Default: close_grace_ms, at least 100",
+    ),
+    survivor_grace_ms: z.number().int().min(0).max(60_000).optional().describe(
+      "The most a pane program that outlived its pane gets between SIGTERM and SIGKILL (at least 100 ms). Default: close_grace_ms",
+    ),
+    idle_close_delay_ms: ms(
+      3000,
+      3_600_000,
+      "How long a child must stay idle before its pane closes",
+    ),
+    min_pane_lifetime_ms: ms(
+      3000,
+      3_600_000,
+      "A pane is not closed for idleness before it is this old",
+    ),
+    poll_interval_ms: z.number().int().min(100).max(600_000).default(2000).describe(
+      "Status polling interval while children are tracked",
+    ),
+    readiness_timeout_ms: z.number().int().min(0).max(120_000).default(5000).describe(
+      "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped)",
+    ),
+    command_timeout_ms: z.number().int().min(100).max(120_000).default(5000).describe(
+      "The most one multiplexer command may take before it is killed",
+    ),
+    close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
+    exclude: z.array(
+      z.string().superRefine((pattern, ctx) => {
+        const problem = globProblem(pattern);
+        if (problem !== null) {
+          ctx.addIssue({ code: "custom", message: `not a valid glob: ${problem}` });
+        }
+      }),
+    ).max(100).default([]).describe(
+      "Glob patterns (* ? [abc] [!abc], \\ escapes; whole string, any case) on a child's agent name or title; a child that matches gets no pane (pane.skipped, reason excluded)",
+    ),
+    max_panes: z.number().int().min(1).max(1000).optional().describe(
+      "The most child panes open at once; above it children wait for a free pane (pane.skipped, reason max_panes, with their queue position), then open (pane.opened). Default: no limit",
+    ),
+    failed_pane_hold_ms: ms(
+      30_000,
+      3_600_000,
+      "A pane whose program failed (opencode attach exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
+    ),
+    status_in_title: z.boolean().default(true).describe(
+      "The pane title starts with the child's live state: [busy], [retry N], [idle], [error]",
+    ),
+    max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
+      "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",
+    ),
+    state_dir: z.string().min(1).optional().describe(
+      "Where owned panes are recorded (default $MUXBRIDGE_STATE_DIR, else $XDG_STATE_HOME/muxbridge, else ~/.local/state/muxbridge); created 0700, refused when another user owns it or can write to it",
+    ),
+    log_level: z.enum(LOG_LEVELS).default("info").describe(
+      "Least severe log line written to stderr",
+    ),
+    log_file: z.string().min(1).optional().describe("Write logs to this file instead of stderr"),
+  };
+}
 
 /** Keys whose default is derived from another key once the layers are merged. */
 type DerivedKey = "close_retry_delay_ms" | "survivor_grace_ms";
 
 /**
- * The resolved configuration, every default applied (derived ones too).
+ * The resolved configuration, every default applied (derived ones too): the keys muxbridge itself
+ * reads. The sections of the backends sit beside them; a backend reads its own (`SectionsOf` of
+ * `config_section.ts`, `SectionConfig` of `lib/backend/backend.ts`).
  *
  * @internal
  */
 export type Config =
-  & Omit<z.output<typeof ConfigSchema>, DerivedKey>
+  & Omit<Parsed, DerivedKey>
   & { readonly [K in DerivedKey]: number };
+
+/** The keys muxbridge itself reads, as the schema gives them (derived ones maybe missing). */
+type Parsed = z.output<z.ZodObject<ReturnType<typeof coreShape>>>;
+
+const schemas = new WeakMap<readonly SectionOwner[], z.ZodType>();
+
+/**
+ * The whole config file's schema: muxbridge's keys, `backend` choosing among `auto`, `none` and
+ * the backends given, and one section per backend, in their order.
+ *
+ * @param backends The backends (the registry, `backends/mod.ts`, in production).
+ * @returns The schema (one per list: it is built once).
+ *
+ * @internal
+ */
+export function configSchema(backends: readonly SectionOwner[]): z.ZodType {
+  let schema = schemas.get(backends);
+  if (!schema) {
+    schema = z.strictObject({
+      ...coreShape(backends.map((b) => b.name)),
+      ...Object.fromEntries(backends.map((b) => [b.name, b.config.schema])),
+    }).describe("muxbridge configuration");
+    schemas.set(backends, schema);
+  }
+  return schema;
+}
 
 /** A partial configuration as one layer gives it. */
 export type ConfigLayer = Record<string, unknown>;
 
 /**
- * Keys muxbridge no longer reads, each with what replaced it. A layer that still names one is
- * used without it, and the warning says so: an upgrade never stops a bridge over a setting that
- * does nothing any more. Any other unknown key stays an error.
- */
-export const REMOVED_KEYS: Readonly<Record<string, string>> = {
-  "tmux.control_mode":
-    "tmux control mode was removed: one tmux process per pane operation was faster and never crashed tmux 3.3a",
-  idle_confirmations:
-    "an idle close no longer waits for status polls: one status read when idle_close_delay_ms ends confirms it",
-};
-
-/**
- * A layer without the {@linkcode REMOVED_KEYS}, and a warning for each it held.
+ * The sources {@linkcode resolveConfig} merges, weakest first after the defaults, and the
+ * backends whose sections the config has.
  *
- * @param source Where the layer came from, for the warning.
- * @param data The layer as given.
- * @param warn Receives the warnings.
- * @returns The layer to validate.
+ * @typeParam B The backends.
  */
-function withoutRemovedKeys(
-  source: string,
-  data: unknown,
-  warn: ((message: string) => void) | undefined,
-): unknown {
-  if (!isPlainObject(data)) return data;
-  let out: Record<string, unknown> = data;
-  for (const [key, why] of Object.entries(REMOVED_KEYS)) {
-    const [head, tail] = key.split(".") as [string, string | undefined];
-    const section = out[head];
-    if (tail === undefined ? !(head in out) : !(isPlainObject(section) && tail in section)) {
-      continue;
-    }
-    warn?.(`Ignoring the key "${key}" from ${source}: ${why}; delete it from the config`);
-    if (tail === undefined) {
-      const { [head]: _, ...rest } = out;
-      out = rest;
-    } else {
-      const { [tail]: _, ...rest } = section as Record<string, unknown>;
-      out = { ...out, [head]: rest };
-    }
-  }
-  return out;
-}
-
-/** The sources {@linkcode resolveConfig} merges, weakest first after the defaults. */
-export interface ConfigSources {
+export interface ConfigSources<B extends readonly SectionOwner[] = readonly SectionOwner[]> {
+  /**
+   * The backends: `backend` chooses among them, and each has its section. @default none (only
+   * `auto` and `none`, no sections)
+   */
+  backends?: B;
   /** The config file, if one was read. */
   file?: { path: string; data: unknown };
   /** The environment. */
@@ -305,17 +176,20 @@ export interface ConfigSources {
   flags?: ConfigLayer;
   /** The `config` of a `bridge.hello`. */
   hello?: unknown;
-  /** Receives a warning for each removed key a layer still names ({@linkcode REMOVED_KEYS}). */
+  /** Receives a warning for each removed key a layer still names ({@linkcode removedKeys}). */
   warn?: (message: string) => void;
 }
 
-function checkLayer(
-  source: string,
-  given: unknown,
-  warn?: (message: string) => void,
-): ConfigLayer {
-  const data = withoutRemovedKeys(source, given, warn);
-  const result = ConfigSchema.safeParse(data);
+/** How one resolution checks a layer: the schema and the removed keys. */
+interface Checker {
+  schema: z.ZodType;
+  removed: Readonly<Record<string, string>>;
+  warn?: (message: string) => void;
+}
+
+function checkLayer(source: string, given: unknown, checker: Checker): ConfigLayer {
+  const data = withoutRemovedKeys(source, given, checker.removed, checker.warn);
+  const result = checker.schema.safeParse(data);
   if (!result.success) {
     throw new MuxError(
       "invalid_config",
@@ -377,25 +251,30 @@ export function mergeLayers(...layers: ConfigLayer[]): ConfigLayer {
 /**
  * Resolves the configuration: defaults < file < environment < flags < hello.
  *
- * @param sources The layers.
- * @returns The config with every default applied.
- * @throws {MuxError} `invalid_config`, naming the source and the key (also for a hello key of
- *   `HELLO_FORBIDDEN` of `hello_forbidden.ts`).
+ * @typeParam B The backends (their sections come out typed when the list's type is exact).
+ * @param sources The layers, and the backends.
+ * @returns The config with every default applied, each backend's section included.
+ * @throws {MuxError} `invalid_config`, naming the source and the key (also for a hello key that
+ *   `hello_forbidden.ts` refuses).
  *
  * @example
  * ```ts
  * import { resolveConfig } from "./config.ts";
- * const config = resolveConfig({ env: () => undefined, flags: { backend: "tmux" } });
+ * const config = resolveConfig({ env: () => undefined, flags: { backend: "none" } });
  * config.main_pane_size; // 60
  * ```
  */
-export function resolveConfig(sources: ConfigSources): Config {
+export function resolveConfig<const B extends readonly SectionOwner[] = readonly []>(
+  sources: ConfigSources<B>,
+): Config & SectionsOf<B> {
+  const backends: readonly SectionOwner[] = sources.backends ?? [];
+  const schema = configSchema(backends);
+  const checker: Checker = { schema, removed: removedKeys(backends), warn: sources.warn };
   const layers: ConfigLayer[] = [];
-  const { warn } = sources;
-  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data, warn));
+  if (sources.file) layers.push(checkLayer(`"${sources.file.path}"`, sources.file.data, checker));
   // One variable at a time, so that an error blames only the variable that is wrong.
   for (const [key, value] of Object.entries(envLayer(sources.env))) {
-    const result = ConfigSchema.safeParse({ [key]: value });
+    const result = schema.safeParse({ [key]: value });
     if (!result.success) {
       throw new MuxError(
         "invalid_config",
@@ -407,12 +286,14 @@ export function resolveConfig(sources: ConfigSources): Config {
     }
     layers.push({ [key]: value });
   }
-  if (sources.flags) layers.push(checkLayer("the command line", sources.flags, warn));
+  if (sources.flags) layers.push(checkLayer("the command line", sources.flags, checker));
   if (sources.hello !== undefined) {
-    refuseHelloKeys(sources.hello);
-    layers.push(checkLayer("bridge.hello", sources.hello, warn));
+    refuseHelloKeys(sources.hello, backends);
+    layers.push(checkLayer("bridge.hello", sources.hello, checker));
   }
-  const config = ConfigSchema.parse(mergeLayers(...layers));
+  // The schema is built from the list at run time, so TypeScript cannot follow its output: it
+  // has muxbridge's keys and each backend's section, as the type says.
+  const config = schema.parse(mergeLayers(...layers)) as Parsed & SectionsOf<B>;
   // Defaults that follow close_grace_ms, as the one grace did before it had three meanings.
   return {
     ...config,
@@ -465,12 +346,13 @@ export function parseConfigText(path: string, text: string): unknown {
 }
 
 /**
- * The config file's JSON Schema, generated from {@linkcode ConfigSchema}.
+ * The config file's JSON Schema, generated from {@linkcode configSchema}.
  *
+ * @param backends The backends whose sections it has.
  * @returns A JSON Schema (draft 2020-12) object.
  */
-export function configJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(ConfigSchema, { io: "input" }) as Record<string, unknown>;
+export function configJsonSchema(backends: readonly SectionOwner[]): Record<string, unknown> {
+  return z.toJSONSchema(configSchema(backends), { io: "input" }) as Record<string, unknown>;
 }
 
 /**

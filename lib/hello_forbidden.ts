@@ -10,28 +10,42 @@
 
 import { MuxError } from "./sys/errors.ts";
 
-/**
- * Keys a `bridge.hello` may not set, with why: programs muxbridge runs, files it writes, and
- * sockets that receive pane commands (and their credentials). A hello carries plugin options,
- * which a project's `opencode.json` can set; these belong in the user's config file or
- * environment. Any key named `bin` or `command` in a section is a program too.
- */
-export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
-  opencode_bin: "names a program to run",
-  state_dir: "names where pane records are written and read",
-  log_file: "names a file to write",
-  "tmux.socket_path": "names a socket that receives pane commands and credentials",
-  "kitty.listen_on": "names a socket that receives pane commands and credentials",
-  "herdr.socket_path": "names a socket that receives pane commands and credentials",
-  "cmux.socket_path": "names a socket that receives pane commands and credentials",
-  "wezterm.socket_path": "names a socket that receives pane commands and credentials",
+/** What a config key names that a `bridge.hello` may not set. */
+export type ExternalKind = "program" | "file" | "socket";
+
+/** Why a key of each {@linkcode ExternalKind} is refused. */
+const WHY: Readonly<Record<ExternalKind, string>> = {
+  program: "names a program to run",
+  file: "names a file to write",
+  socket: "names a socket that receives pane commands and credentials",
 };
 
 /**
- * Refuses a `bridge.hello` config layer that sets a key of {@linkcode HELLO_FORBIDDEN} (or any
- * section's `bin` or `command`).
+ * muxbridge's own keys a `bridge.hello` may not set, with why: the program panes run, where
+ * pane records and logs are written. A backend's section declares its own
+ * (`ConfigSection.external` of `lib/config_section.ts`); any key named `bin` or `command` in a section is
+ * a program too, declared or not.
+ */
+export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
+  opencode_bin: WHY.program,
+  state_dir: "names where pane records are written and read",
+  log_file: WHY.file,
+};
+
+/** A backend's section as this check reads it: its name and its external keys. */
+export interface ExternalKeys {
+  /** The section's key (the backend's name). */
+  readonly name: string;
+  /** The section's keys that name a program, a file or a socket. */
+  readonly config: { readonly external: Readonly<Record<string, ExternalKind>> };
+}
+
+/**
+ * Refuses a `bridge.hello` config layer that sets a key of {@linkcode HELLO_FORBIDDEN}, a key a
+ * backend's section declares external, or any section's `bin` or `command`.
  *
  * @param data The hello's `config`, before schema validation.
+ * @param backends The backends whose sections declare external keys. @default none
  * @throws {MuxError} `invalid_config`, naming the key and why.
  *
  * @example
@@ -40,8 +54,14 @@ export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
  * refuseHelloKeys({ layout: "tiled" }); // fine
  * ```
  */
-export function refuseHelloKeys(data: unknown): void {
+export function refuseHelloKeys(data: unknown, backends: readonly ExternalKeys[] = []): void {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return;
+  const forbidden: Record<string, string> = { ...HELLO_FORBIDDEN };
+  for (const b of backends) {
+    for (const [key, kind] of Object.entries(b.config.external)) {
+      forbidden[`${b.name}.${key}`] = WHY[kind];
+    }
+  }
   const keys: string[] = [];
   for (const [key, value] of Object.entries(data)) {
     keys.push(key);
@@ -51,10 +71,8 @@ export function refuseHelloKeys(data: unknown): void {
   }
   for (const key of keys) {
     const leaf = key.slice(key.lastIndexOf(".") + 1);
-    const why = HELLO_FORBIDDEN[key] ??
-      (key.includes(".") && (leaf === "bin" || leaf === "command")
-        ? "names a program to run"
-        : undefined);
+    const why = (Object.hasOwn(forbidden, key) ? forbidden[key] : undefined) ??
+      (key.includes(".") && (leaf === "bin" || leaf === "command") ? WHY.program : undefined);
     if (why) {
       throw new MuxError(
         "invalid_config",

@@ -1,14 +1,15 @@
 /**
  * Chooses the backend: the config's `backend` when it names one, else the innermost multiplexer
- * the environment shows; then probes it (binary, version, reachability). Failing that, there is
- * no backend and a reason a user can act on.
+ * the environment shows; then builds and probes it (binary, version, reachability). Failing that,
+ * there is no backend and a reason a user can act on.
  *
  * @module
  */
 
-import type { Backend, BackendDeps, BackendFactory, ProbeResult } from "./backend.ts";
+import type { Backend, BackendDeps, BackendModule, ProbeResult } from "./backend/backend.ts";
+import { createBackend } from "./backend/create_backend.ts";
+import { detectedTitles, outsideKeys } from "./backend/hints.ts";
 import { toMuxError } from "./sys/errors.ts";
-import type { BackendName } from "./identity.ts";
 
 /** Why there is no backend, as a child's `pane.skipped` reason. */
 export type NoBackendReason = "no_backend" | "unsupported_version" | "backend_unreachable";
@@ -18,7 +19,7 @@ export type Selection =
   | { ok: true; backend: Backend; probe: ProbeResult }
   | {
     ok: false;
-    name: BackendName | null;
+    name: string | null;
     reason: NoBackendReason;
     message: string;
     hint: string;
@@ -26,37 +27,40 @@ export type Selection =
   };
 
 /** No backend to try at all (none chosen, none found, none built in). */
-function noBackend(name: BackendName | null, message: string, hint: string): Selection {
+function noBackend(name: string | null, message: string, hint: string): Selection {
   return { ok: false, name, reason: "no_backend", code: "no_backend", message, hint };
 }
 
 /**
- * Picks and probes the backend.
+ * Picks, builds and probes the backend.
  *
  * @param deps What backends are built from (its `config.backend` and `identity` decide).
- * @param factories The registry's factories by name.
+ * @param backends The backends (the registry).
  * @param signal Aborts the probe.
  * @returns The probed backend, or why there is none.
  */
 export async function selectBackend(
   deps: BackendDeps,
-  factories: Partial<Record<BackendName, BackendFactory>>,
+  backends: readonly BackendModule[],
   signal?: AbortSignal,
 ): Promise<Selection> {
   const choice = deps.config.backend;
   if (choice === "none") {
     return noBackend(null, "backend is set to none", 'Set "backend" to auto or a multiplexer name');
   }
-  const name: BackendName | null = choice === "auto" ? deps.identity.backend : choice;
+  const name = choice === "auto" ? deps.identity.backend : choice;
   if (name === null) {
+    const outside = outsideKeys(backends);
     return noBackend(
       null,
       "No supported multiplexer found in the environment",
-      "Run OpenCode inside tmux, zellij, herdr, kitty, cmux or WezTerm, or set backend (and tmux.target, or provider.command) in the config",
+      `Run OpenCode inside ${detectedTitles(backends)}, or set backend${
+        outside ? ` (and ${outside})` : ""
+      } in the config`,
     );
   }
-  const factory = factories[name];
-  if (!factory) {
+  const module = backends.find((b) => b.name === name);
+  if (!module) {
     return noBackend(
       name,
       `The ${name} backend is not available in this build`,
@@ -64,7 +68,7 @@ export async function selectBackend(
     );
   }
   try {
-    const backend = await factory(deps);
+    const backend = await createBackend(module, deps);
     return { ok: true, backend, probe: await backend.probe(signal) };
   } catch (err) {
     const e = toMuxError(err);

@@ -39,8 +39,8 @@ export type SessionId = string & { readonly [checked]: "SessionId" };
 
 /**
  * A pane id checked once, where it entered (a multiplexer's answer, a CLI argument, a pane
- * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and a
- * backend's own parser, which checks its form).
+ * record): safe to put on a multiplexer's argv. Made only by {@linkcode validatePaneId} (and, on
+ * top of it, a backend's `checkPaneId`, `lib/backend/_pane_id.ts`, which checks its own form).
  */
 export type PaneId = string & { readonly [checked]: "PaneId" };
 

@@ -1,14 +1,17 @@
 /**
  * Regenerates the parts of README.md that come from the code — the config reference (from the
- * zod schema) and the command list (from the command table) — between `<!-- BEGIN x -->` and
- * `<!-- END x -->` markers. `--check` fails when README.md is out of date (a test runs it).
+ * zod schema), the command list (from the command table), the error codes, and the backend list
+ * and matrix (from the backend registry) — between `<!-- BEGIN x -->` and `<!-- END x -->`
+ * markers. `--check` fails when README.md is out of date (a test runs it).
  *
  * Usage: deno run -A scripts/gen_readme.ts [--check]
  *
  * @module
  */
 
+import { BACKENDS } from "../backends/mod.ts";
 import { configJsonSchema } from "../lib/config.ts";
+import { precedence } from "../lib/identity.ts";
 import { COMMANDS } from "../lib/cli/commands/mod.ts";
 import { ERROR_CODES } from "../lib/sys/errors.ts";
 import { readmeBlocks, replaceBlock } from "./_readme_blocks.ts";
@@ -37,7 +40,7 @@ function cell(text: string): string {
 
 /** The config reference table. */
 export function configTable(): string {
-  const schema = configJsonSchema() as JsonSchema;
+  const schema = configJsonSchema(BACKENDS) as JsonSchema;
   const rows = ["| key | type | default | meaning |", "|---|---|---|---|"];
   for (const [key, s] of Object.entries(schema.properties ?? {})) {
     if (s.type === "object" && s.properties) {
@@ -70,7 +73,49 @@ export function errorCodeTable(): string {
   return rows.join("\n");
 }
 
+/** The one-line list of backends the README opens with. */
+export function backendList(): string {
+  const names = BACKENDS.map((b, i) => i === 0 ? `**${b.title}**` : b.title);
+  return `Backends: ${names.slice(0, -1).join(", ")} and ${names[names.length - 1]} (see ` +
+    "[Backends](#backends) for what each can do and how it was verified).";
+}
+
+/** The backend matrix, one row per backend, and the order detection decides by. */
+export function backendTable(): string {
+  const rows = [
+    "| backend | versions | detected from | spawn | close (verified by) | layout | title | focus-safe | credentials | ownership marks | verified against |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const b of BACKENDS) {
+    const r = b.readme;
+    const cells = [
+      r.versions,
+      r.detectedFrom,
+      r.spawn,
+      r.close,
+      r.layout,
+      r.title,
+      r.focusSafe,
+      r.credentials,
+      r.marks,
+      r.verified,
+    ];
+    rows.push(`| ${b.name} | ${cells.join(" | ")} |`);
+  }
+  const terminals = BACKENDS.filter((b) => b.detect?.nesting.kind === "terminal")
+    .map((b) => b.title);
+  return [
+    ...rows,
+    "",
+    "When several layers are found (tmux inside kitty is normal), the innermost wins: a terminal " +
+    `(${terminals.join(", ")}) holds the multiplexers that run in it; where the environment ` +
+    `cannot tell, the order is ${precedence(BACKENDS).join(" > ")}.`,
+  ].join("\n");
+}
+
 const SECTIONS: Record<string, () => string> = {
+  "backend-list": backendList,
+  backends: backendTable,
   config: configTable,
   commands: commandList,
   "error-codes": errorCodeTable,

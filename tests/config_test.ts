@@ -1,17 +1,23 @@
 import assert from "node:assert/strict";
+import { BACKENDS } from "../backends/mod.ts";
 import {
-  BACKEND_CHOICES,
   type Config,
-  configJsonSchema,
+  configJsonSchema as configJsonSchemaOf,
   configPath,
   envLayer,
   LAYOUTS,
   mergeLayers,
   parseConfigText,
-  resolveConfig,
   stateDir,
 } from "../lib/config.ts";
 import { fakeEnv } from "./fakes/fake_env.ts";
+import { resolveConfig } from "./helpers/config.ts";
+
+/** The config's JSON Schema with every backend's section, as `schema config` prints it. */
+const configJsonSchema = () => configJsonSchemaOf(BACKENDS);
+
+/** The values of the `backend` key. */
+const BACKEND_CHOICES = ["auto", "none", ...BACKENDS.map((b) => b.name)];
 
 const noEnv = fakeEnv();
 const invalidConfig = { name: "MuxError", code: "invalid_config" };
@@ -73,18 +79,13 @@ Deno.test("resolveConfig() fills every backend section with its defaults", () =>
   assert.equal(config.state_dir, undefined);
 });
 
-Deno.test("the backend and layout choices are the contract's", () => {
-  assert.deepEqual([...BACKEND_CHOICES], [
-    "auto",
-    "none",
-    "tmux",
-    "zellij",
-    "herdr",
-    "cmux",
-    "kitty",
-    "wezterm",
-    "provider",
-  ]);
+Deno.test("the backend choices are auto, none and the registry's backends; the layouts the contract's", () => {
+  // The registry's list is pinned to the contract in tests/backends/registry_test.ts.
+  assert.deepEqual(
+    (configJsonSchema() as { properties: { backend: { enum: string[] } } }).properties.backend
+      .enum,
+    ["auto", "none", ...BACKENDS.map((b) => b.name)],
+  );
   assert.deepEqual([...LAYOUTS], [
     "main-vertical",
     "main-horizontal",
@@ -274,8 +275,7 @@ Deno.test("resolveConfig() refuses a bad environment value, naming only that var
       }),
     {
       ...invalidConfig,
-      message:
-        'Cannot use MUXBRIDGE_BACKEND "screen": choose one of auto, none, tmux, zellij, herdr, cmux, kitty, wezterm, provider',
+      message: `Cannot use MUXBRIDGE_BACKEND "screen": choose one of ${BACKEND_CHOICES.join(", ")}`,
       hint: "Fix MUXBRIDGE_BACKEND or unset it",
     },
   );

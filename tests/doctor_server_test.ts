@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { Check } from "../lib/backend.ts";
+import type { Check } from "../lib/backend/backend.ts";
 import type { CliDeps, Invocation } from "../lib/cli/commands/_command.ts";
 import { doctorCommand } from "../lib/cli/commands/doctor.ts";
 import { silentLogger } from "../lib/sys/log.ts";
@@ -38,7 +38,7 @@ async function doctor(
     bridgeIO: () => {
       throw new Error("not in doctor");
     },
-    backends: {},
+    backends: [],
   } satisfies CliDeps;
   const inv: Invocation = {
     values: { url: opts.url ?? "http://127.0.0.1:4096" },

@@ -51,6 +51,7 @@ import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
 import { requirement, requires } from "./helpers/requires.ts";
+import { validateSessionId } from "../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -564,7 +565,7 @@ Deno.test({
         progDir,
       ];
       await backend.spawn({
-        sessionId: "ses_auth1",
+        sessionId: validateSessionId("ses_auth1"),
         title: "auth",
         argv,
         cwd: progDir,

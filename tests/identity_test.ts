@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { BACKEND_NAMES, detectIdentity, PRECEDENCE } from "../lib/identity.ts";
+import { BACKENDS } from "../backends/mod.ts";
+import { detectIdentity, precedence } from "../lib/identity.ts";
 import { fakeEnv } from "./fakes/fake_env.ts";
 
-const detect = (vars: Record<string, string>) => detectIdentity(fakeEnv(vars));
+/** Detection with every backend of the registry, as muxbridge detects. */
+const detect = (vars: Record<string, string>) => detectIdentity(fakeEnv(vars), BACKENDS);
 
-// Values as research/backends.md and research/herdr.md record them.
+// Values as each backend's document under docs/backends/ records them.
 const TMUX = { TMUX: "/tmp/tmux-0/default,10615,0", TMUX_PANE: "%0" };
 const ZELLIJ = { ZELLIJ: "0", ZELLIJ_SESSION_NAME: "main", ZELLIJ_PANE_ID: "3" };
 const HERDR = {
@@ -168,8 +170,8 @@ Deno.test("detectIdentity() orders every layer tmux > zellij > herdr > cmux > ki
   ]);
   // Every backend but the provider, which only the config chooses.
   assert.deepEqual(
-    [...PRECEDENCE].sort(),
-    BACKEND_NAMES.filter((n) => n !== "provider").sort(),
+    [...precedence(BACKENDS)].sort(),
+    BACKENDS.map((b) => b.name).filter((n) => n !== "provider").sort(),
   );
 });
 

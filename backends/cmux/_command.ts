@@ -5,13 +5,10 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { CmuxConfig } from "./_traits.ts";
 import { type ErrorCode, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
@@ -126,7 +123,7 @@ export interface CmuxCommand {
  * @param deps The backend's deps (runner, identity, config `cmux.*`).
  * @returns The runner.
  */
-export function createCmuxCommand(deps: BackendDeps): CmuxCommand {
+export function createCmuxCommand(deps: BackendDeps<CmuxConfig>): CmuxCommand {
   const bin = deps.config.cmux.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
   const socket = () => {

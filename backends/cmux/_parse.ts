@@ -9,30 +9,41 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import { CMUX_GATE } from "./_traits.ts";
 
 /**
- * The oldest cmux muxbridge supports. 0.64.14 is the first build with what this backend relies on
- * together: v2 `--json` results for `new-split`, `--id-format uuids`, `--workspace` on every
- * per-surface command and `respawn-pane --command`; older CLIs printed v1 text for splits
- * (docs/backends/cmux.md §6). The peer plugin gates on the same version for the same "UUID CLI contract".
+ * Makes a cmux pane id: a surface UUID only, never a ref (`surface:N` refs renumber;
+ * docs/backends/cmux.md §1).
+ *
+ * @param text The id, as cmux answered it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
  */
-export const CMUX_MIN_VERSION = "0.64.14";
+export function surfaceId(text: string): PaneId {
+  return checkPaneId(
+    text,
+    UUID,
+    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
+  );
+}
 
 /** A cmux UUID handle (stable for the app's run, unlike `surface:N` refs; docs/backends/cmux.md §1). */
 export const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /**
- * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`; docs/backends/cmux.md §6).
+ * Reads `cmux --version` (`cmux 0.64.17`, or `cmux 0.64.22 (102) [ddd4a01bc]`;
+ * docs/backends/cmux.md §6) as {@linkcode CMUX_GATE} reads it.
  *
  * @param text The output.
  * @returns Semver, or null when no `N.N.N` follows `cmux`.
  */
 export function parseCmuxVersion(text: string): string | null {
-  const m = /^cmux\s+v?(\d+)\.(\d+)\.(\d+)\b/.exec(text.trim());
-  return m ? semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3])}`) : null;
+  return readVersion(CMUX_GATE, text)?.semver ?? null;
 }
 
 /** Which optional `new-split` flags a build has. */
@@ -95,7 +106,7 @@ export interface SplitResult {
    * The new surface (the pane id muxbridge uses); null when cmux made a split but named no
    * surface for it.
    */
-  surfaceId: string | null;
+  surfaceId: PaneId | null;
   /** The new pane, when reported. */
   paneId?: string;
 }
@@ -125,7 +136,8 @@ export function parseSplit(stdout: string): SplitResult {
   for (const c of candidates) {
     const parsed = SplitIds.safeParse(c);
     if (parsed.success) {
-      const r: SplitResult = { surfaceId: parsed.data.surface_id };
+      const id = parsed.data.surface_id;
+      const r: SplitResult = { surfaceId: id === null ? null : surfaceId(id) };
       if (parsed.data.pane_id) r.paneId = parsed.data.pane_id;
       return r;
     }

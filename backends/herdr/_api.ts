@@ -28,7 +28,9 @@
  */
 
 import type { z } from "zod";
-import { type BackendDeps, gateVersion, keepSuccess } from "../../lib/backend.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Layer } from "../../lib/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
@@ -48,7 +50,7 @@ import {
   type SocketReply,
   type UnixRequester,
 } from "./_socket.ts";
-import { HERDR_GATE, HERDR_PROTOCOLS } from "./_version.ts";
+import { HERDR_GATE, HERDR_PROTOCOLS, type HerdrConfig } from "./_traits.ts";
 
 /** A pane as muxbridge reads it. */
 export type HerdrPane = z.infer<typeof PaneResultSchema>["result"]["pane"];
@@ -125,7 +127,7 @@ interface Op<T> {
   readOnly: boolean;
   /**
    * Reads the result: the socket's answer line or the CLI's stdout, the same
-   * `{"id","result":{…}}` envelope either way (herdr.md §6, §7).
+   * `{"id","result":{…}}` envelope either way (docs/backends/herdr.md §6, §7).
    */
   read(text: string): T;
 }
@@ -147,7 +149,7 @@ const nothing = () => undefined;
  * @returns The operations.
  */
 export function createHerdrApi(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   layer: Layer | undefined,
   options: HerdrApiOptions = {},
 ): HerdrApi {
@@ -163,7 +165,7 @@ export function createHerdrApi(
     const result = await cli.version(signal);
     if (result.code !== 0) throw herdrError("read the herdr version", result);
     const text = result.stdout.trim();
-    return gateVersion(HERDR_GATE, text, parseHerdrVersion(text), { argv: result.argv });
+    return gateVersion(HERDR_GATE, text, { argv: result.argv }).semver;
   });
 
   const viaCli = (why: string): TransportState => {
@@ -239,7 +241,7 @@ export function createHerdrApi(
           );
         } else if (pong.protocol < HERDR_PROTOCOLS.min || pong.protocol > HERDR_PROTOCOLS.max) {
           // The server's own version decides first: an old server is refused either way.
-          gateVersion(HERDR_GATE, version, version);
+          gateVersion(HERDR_GATE, `herdr ${version}`);
           const why =
             `${path} speaks protocol ${pong.protocol}; muxbridge's socket client speaks ${HERDR_PROTOCOLS.min}–${HERDR_PROTOCOLS.max}`;
           if (forced) {
@@ -249,7 +251,7 @@ export function createHerdrApi(
           }
           return viaCli(why);
         } else {
-          socketVersion = gateVersion(HERDR_GATE, version, version);
+          socketVersion = gateVersion(HERDR_GATE, `herdr ${version}`).semver;
           socket = client;
           return {
             transport: "socket",
@@ -401,8 +403,8 @@ export function createHerdrApi(
       }, signal);
     },
     run(paneId, text, signal) {
-      // `pane run` is `pane.send_input {text, keys:["Enter"]}` (herdr.md §8). Both answer nothing
-      // muxbridge reads: the CLI prints nothing, the socket a bare result.
+      // `pane run` is `pane.send_input {text, keys:["Enter"]}` (docs/backends/herdr.md §8). Both
+      // answer nothing muxbridge reads: the CLI prints nothing, the socket a bare result.
       return exec({
         action: `start the program in pane "${paneId}"`,
         method: "pane.send_input",

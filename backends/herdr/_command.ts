@@ -6,13 +6,10 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { HerdrConfig } from "./_traits.ts";
 import {
   type ErrorCode,
   isMuxError,
@@ -24,7 +21,7 @@ import { validateTarget } from "../../lib/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /**
- * herdr's error codes muxbridge tells apart (herdr.md §9); every other code is
+ * herdr's error codes muxbridge tells apart (docs/backends/herdr.md §9); every other code is
  * `command_failed`. The one place herdr codes become muxbridge codes.
  */
 const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -63,9 +60,9 @@ export function apiError(
 }
 
 /**
- * Builds the error for a failed herdr command. Evidence (herdr.md §7, `src/cli.rs`): exit 1 with
- * one JSON line on stderr is an API error (`{"error":{"code","message"},"id"}`); exit 2 is a
- * usage error in plain text; anything else (a crash, a Rust `Error: …`) is a failure as is.
+ * Builds the error for a failed herdr command. Evidence (docs/backends/herdr.md §7, `src/cli.rs`):
+ * exit 1 with one JSON line on stderr is an API error (`{"error":{"code","message"},"id"}`); exit 2
+ * is a usage error in plain text; anything else (a crash, a Rust `Error: …`) is a failure as is.
  *
  * @param action What was being done ("close pane \"w1:p3\"").
  * @param run The failed run.
@@ -102,14 +99,17 @@ export interface HerdrCommand {
  * Creates the command runner of a herdr backend.
  *
  * The server: `herdr.session` → the global `--session NAME` (herdr resolves it before anything
- * else, herdr.md §5); `herdr.socket_path`, else the socket of the herdr muxbridge runs in
- * (`HERDR_SOCKET_PATH`) → `HERDR_SOCKET_PATH` in the child's environment.
+ * else, docs/backends/herdr.md §5); `herdr.socket_path`, else the socket of the herdr muxbridge
+ * runs in (`HERDR_SOCKET_PATH`) → `HERDR_SOCKET_PATH` in the child's environment.
  *
  * @param deps The backend's deps (runner, config, identity).
  * @param layer The herdr layer muxbridge runs in, if any.
  * @returns The runner.
  */
-export function createHerdrCommand(deps: BackendDeps, layer: Layer | undefined): HerdrCommand {
+export function createHerdrCommand(
+  deps: BackendDeps<HerdrConfig>,
+  layer: Layer | undefined,
+): HerdrCommand {
   const { bin: configured, session, socket_path } = deps.config.herdr;
   const candidates = configured !== undefined
     ? [configured]

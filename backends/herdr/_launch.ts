@@ -2,8 +2,8 @@
  * Private to the herdr backend: how the attach command gets started in a herdr pane.
  *
  * herdr cannot start a program in a split: `pane split` opens the user's shell, and `pane run`
- * *types* text into it (herdr.md §8; `src/cli/pane.rs` `pane_split` has no command argument;
- * the argv-launching alternatives need an installed herdr plugin (`plugin pane open
+ * *types* text into it (docs/backends/herdr.md §8; `src/cli/pane.rs` `pane_split` has no command
+ * argument; the argv-launching alternatives need an installed herdr plugin (`plugin pane open
  * --entrypoint`) or replace a whole tab's layout (`layout.apply`)). Typed text is read by the
  * user's own shell (fish, nu, zsh…), which would mangle POSIX quoting, and anything secret in it
  * would show on screen and in history.
@@ -24,10 +24,10 @@
  * pane's shell runs the line.
  *
  * Limits: the user's shell starts first, so its startup files run (they see the command but no
- * credentials); a shell whose startup swallows typeahead
- * (some direnv/devenv setups, pi-herdr-subagents' post-mortem in research peers.md) loses the
- * line and the pane shows a prompt instead of OpenCode (the credentials file then stays until
- * muxbridge closes the pane); a shell without `exec` (PowerShell) cannot run it.
+ * credentials); a shell whose startup swallows typeahead (some direnv/devenv setups do, as
+ * other herdr clients have reported) loses the line and the pane shows a prompt instead of OpenCode
+ * (the credentials file then stays until muxbridge closes the pane); a shell without `exec`
+ * (PowerShell) cannot run it.
  *
  * @module
  */

@@ -2,31 +2,46 @@
  * Private to the herdr backend: the parsers of what herdr answers (version text, the JSON result
  * envelope the CLI prints on stdout and the socket answers, the JSON error line on stderr).
  *
- * Shapes come from `/work/shared/research/herdr.md` ("herdr.md §N"): the herdr 0.8.2 source
- * (`src/cli.rs`, `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr
- * 0.9.x). herdr cannot run here; nothing was captured live by muxbridge.
+ * Shapes come from `docs/backends/herdr.md` ("§N"): the herdr 0.8.2 source (`src/cli.rs`,
+ * `src/api/schema/*.rs`) and the live-captured fixtures of sneat-dev/wb (herdr 0.9.x). herdr
+ * cannot run here; nothing was captured live by muxbridge.
  *
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import { HERDR_GATE } from "./_traits.ts";
 
 /**
- * Turns `herdr --version` output into semver: `herdr 0.9.1` → `0.9.1`; a preview build keeps its
- * pre-release part (`herdr 0.8.0-preview.2026-08-04-d78e3d3b5126` → `0.8.0-preview.…`), so it
- * sorts before its release (herdr.md §2).
+ * Turns `herdr --version` output into semver as {@linkcode HERDR_GATE} reads it: `herdr 0.9.1`
+ * → `0.9.1`; a preview build keeps its pre-release part
+ * (`herdr 0.8.0-preview.2026-08-04-d78e3d3b5126` → `0.8.0-preview.…`), so it sorts before its
+ * release (docs/backends/herdr.md §2).
  *
  * @param text What `herdr --version` printed.
  * @returns The semver text, or null when it is not a herdr version.
  */
 export function parseHerdrVersion(text: string): string | null {
-  const m = /^herdr\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)(?:\+\S*)?$/.exec(text.trim());
-  return m ? semver.valid(m[1]) : null;
+  return readVersion(HERDR_GATE, text)?.semver ?? null;
 }
 
-/** A pane in a result: the fields muxbridge reads (PaneInfo, herdr.md §9). */
+/**
+ * Makes a herdr pane id: a validated target without whitespace. herdr ids are `w1:p3`, `w3:pB`
+ * (bijective base 32: letters are digits, docs/backends/herdr.md §3): never parsed as numbers.
+ *
+ * @param text The id, as herdr answered it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function herdrPaneId(text: string): PaneId {
+  return checkPaneId(text, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
+}
+
+/** A pane in a result: the fields muxbridge reads (PaneInfo, docs/backends/herdr.md §9). */
 const PaneSchema = z.object({
   pane_id: z.string().min(1),
   label: z.string().optional(),
@@ -53,7 +68,7 @@ export const ProcessInfoSchema = z.object({
 
 /**
  * `ping` on the socket: `{"id","result":{"type":"pong","version","protocol","capabilities"}}`
- * (herdr.md §6; `capabilities` may be null or absent).
+ * (docs/backends/herdr.md §6; `capabilities` may be null or absent).
  */
 export const PongSchema = z.object({
   result: z.object({
@@ -65,7 +80,8 @@ export const PongSchema = z.object({
 
 /**
  * One answer line on the socket: `{"id","result":{"type",…}}` or `{"id","error":{"code",
- * "message"}}`, fields in struct order (herdr.md §6; the order does not matter to a JSON parser).
+ * "message"}}`, fields in struct order (docs/backends/herdr.md §6; the order does not matter to a
+ * JSON parser).
  */
 export const WireReplySchema = z.union([
   z.object({ id: z.string(), result: z.object({ type: z.string().min(1) }) }),
@@ -73,7 +89,8 @@ export const WireReplySchema = z.union([
 ]);
 
 /**
- * Parses one result line of the CLI (one compact JSON object and a newline, herdr.md §7).
+ * Parses one result line of the CLI (one compact JSON object and a newline, docs/backends/herdr.md
+ * §7).
  *
  * @param stdout What herdr printed.
  * @param schema The expected shape.
@@ -102,8 +119,8 @@ export interface HerdrApiError {
 
 /**
  * Reads the error line herdr writes on stderr with exit 1: one JSON object, keys sorted, or
- * `{"id","error"}` for `server_not_running` / `protocol_mismatch` (herdr.md §6, §11). The key
- * order does not matter to a JSON parser.
+ * `{"id","error"}` for `server_not_running` / `protocol_mismatch` (§6, §11).
+ * The key order does not matter to a JSON parser.
  *
  * @param stderr herdr's stderr.
  * @returns The error, or null when stderr holds no such line (a Rust `Error: …` text, say).

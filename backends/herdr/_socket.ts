@@ -1,20 +1,21 @@
 /**
  * Private to the herdr backend: herdr's API socket, spoken directly (no `herdr` process).
  *
- * The wire (herdr.md §6, the 0.8.2 source `src/api/server.rs`): newline-delimited JSON, one
- * request per connection. Connect, write `{"id","method","params"}` and a newline, read one line
- * `{"id","result":{"type",…}}` or `{"id","error":{"code","message"}}`; the server then closes.
- * An unreadable request is answered `{"id":"","error":{"code":"invalid_request",…}}`.
+ * The wire (docs/backends/herdr.md §6, the 0.8.2 source `src/api/server.rs`): newline-delimited
+ * JSON, one request per connection. Connect, write `{"id","method","params"}` and a newline, read
+ * one line `{"id","result":{"type",…}}` or `{"id","error":{"code","message"}}`; the server then
+ * closes. An unreadable request is answered `{"id":"","error":{"code":"invalid_request",…}}`.
  *
- * The socket is found the way herdr's CLI finds it (herdr.md §5, `src/session.rs`), given what
- * muxbridge hands the CLI: `herdr.session` (the CLI's `--session`), else `herdr.socket_path` or
- * the socket of the herdr muxbridge runs in (the CLI's `HERDR_SOCKET_PATH`), else
- * `HERDR_SESSION`, else the default `$XDG_CONFIG_HOME/herdr/herdr.sock` (`~/.config/…`).
+ * The socket is found the way herdr's CLI finds it (docs/backends/herdr.md §5, `src/session.rs`),
+ * given what muxbridge hands the CLI: `herdr.session` (the CLI's `--session`), else
+ * `herdr.socket_path` or the socket of the herdr muxbridge runs in (the CLI's `HERDR_SOCKET_PATH`),
+ * else `HERDR_SESSION`, else the default `$XDG_CONFIG_HOME/herdr/herdr.sock` (`~/.config/…`).
  *
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { HerdrConfig } from "./_traits.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/identity.ts";
@@ -24,7 +25,7 @@ import { WireReplySchema } from "./_parse.ts";
 
 export type { UnixRequester };
 
-/** herdr's session names: 1–64 of `[A-Za-z0-9._-]`, not `.` or `..` (herdr.md §5). */
+/** herdr's session names: 1–64 of `[A-Za-z0-9._-]`, not `.` or `..` (docs/backends/herdr.md §5). */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** Where the socket is, or why muxbridge cannot tell. */
@@ -37,7 +38,10 @@ export type SocketLocation = { path: string; why?: undefined } | { path?: undefi
  * @param layer The herdr layer muxbridge runs in, if any.
  * @returns The path, or why there is none.
  */
-export function resolveHerdrSocket(deps: BackendDeps, layer: Layer | undefined): SocketLocation {
+export function resolveHerdrSocket(
+  deps: BackendDeps<HerdrConfig>,
+  layer: Layer | undefined,
+): SocketLocation {
   const env = (name: string) => {
     const value = deps.env(name);
     return value === undefined || value === "" ? undefined : value;
@@ -112,7 +116,7 @@ export interface HerdrSocket {
  * @returns The client.
  */
 export function createHerdrSocket(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   path: string,
   send: UnixRequester = unixRequest,
 ): HerdrSocket {
@@ -138,7 +142,7 @@ export function createHerdrSocket(
       const answer = parseJson(WireReplySchema, reply.line);
       if (answer === undefined) return garbage();
       if ("error" in answer) {
-        // An unreadable request is answered with an empty id (herdr.md §6).
+        // An unreadable request is answered with an empty id (docs/backends/herdr.md §6).
         if (answer.id !== id && answer.id !== "") return garbage();
         return { kind: "error", error: answer.error };
       }

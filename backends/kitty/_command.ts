@@ -5,19 +5,14 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  gateVersion,
-  keepSuccess,
-  runCommand,
-  runDetails,
-  type VersionGate,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
-import { KITTY_MIN_VERSION, parseKittyVersion } from "./_parse.ts";
+import { KITTY_GATE, type KittyConfig } from "./_traits.ts";
 
 /** What to do when remote control cannot be reached. */
 export const REMOTE_CONTROL_HINT =
@@ -35,7 +30,7 @@ export type KittyFailure = "not_found" | "unreachable" | "bad_address" | "other"
  * a missing socket `No listen on socket found at: unix:/tmp/x.sock`, a stale socket a Python
  * traceback ending `ConnectionRefusedError: [Errno 111] Connection refused`, a bad address
  * `Invalid listen on address: bogus`, no address outside kitty `Failed to open controlling
- * terminal` (research §3.1). The Go `kitten` (>= 0.27) words connection failures as Go dial
+ * terminal` (§1). The Go `kitten` (>= 0.27) words connection failures as Go dial
  * errors (`dial unix …: connect: …`), matched loosely.
  *
  * @param stderr The program's stderr.
@@ -113,22 +108,13 @@ export interface KittyCommand {
 
 const ADDRESS = /^(unix|tcp|tcp6|fd):./;
 
-/** kitty's version gate (the oldest supported: {@linkcode KITTY_MIN_VERSION}). */
-const KITTY_GATE: VersionGate = {
-  program: "kitty",
-  min: KITTY_MIN_VERSION,
-  minShown: KITTY_MIN_VERSION.replace(/\.0$/, ""),
-  unreadableHint: "Check that kitty.bin names kitty or kitten",
-  tooOldHint: "Install kitty 0.26 or later, or point kitty.bin at a newer kitten or kitty",
-};
-
 /**
  * Creates the command runner of a kitty backend.
  *
  * @param deps The backend's deps (runner, env, identity, config `kitty.*`).
  * @returns The runner.
  */
-export function createKittyCommand(deps: BackendDeps): KittyCommand {
+export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
 
   const address = (): string => {
@@ -137,7 +123,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     const value = configured ?? layer?.socket ?? (env ? env : undefined);
     if (value === undefined) {
       // Without an address, `kitty @` talks through the controlling tty, which a bridge spawned
-      // by OpenCode does not have (research §3.1: it dies with "Failed to open controlling
+      // by OpenCode does not have (§1: it dies with "Failed to open controlling
       // terminal"). Refuse up front with the fix.
       throw new MuxError(
         "backend_unreachable",
@@ -161,7 +147,7 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
     });
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw kittyError("read the kitty version", run);
-    const version = gateVersion(KITTY_GATE, text, parseKittyVersion(text), { argv: run.argv });
+    const version = gateVersion(KITTY_GATE, text, { argv: run.argv }).semver;
     return { bin, version, versionText: text };
   };
 
@@ -173,8 +159,8 @@ export function createKittyCommand(deps: BackendDeps): KittyCommand {
       try {
         return await versionOf(bin, signal);
       } catch (err) {
-        // `kitten` exists from 0.27 on; Debian 12's kitty 0.26.5 has only `kitty @` (research
-        // §3.1), so a missing kitten falls back to kitty.
+        // `kitten` exists from 0.27 on; Debian 12's kitty 0.26.5 has only `kitty @` (§1), so a
+        // missing kitten falls back to kitty.
         if (!isMuxError(err, "binary_not_found")) throw err;
         missing = err;
       }

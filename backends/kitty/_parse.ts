@@ -2,50 +2,60 @@
  * Private to the kitty backend: the parsers of what kitty prints (version text, the window id
  * `launch` prints, the `ls` JSON) and the version thresholds of the features muxbridge uses.
  *
- * Evidence: `/work/shared/research/backends.md` §3 ("research §3.x") and live runs of kitty
+ * Evidence: `docs/backends/kitty.md` ("§N") and live runs of kitty
  * 0.26.5 under Xvfb (Debian 12), noted where used.
  *
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { cut, MuxError } from "../../lib/sys/errors.ts";
 import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import { KITTY_GATE } from "./_traits.ts";
 
-/** The oldest kitty muxbridge supports (the contract: kitty >= 0.26, remote control on). */
-export const KITTY_MIN_VERSION = "0.26.0";
-
-/** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (research §3.6). */
+/** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (§6). */
 export const USER_VARS_VERSION = "0.30.0";
 
-/** `launch --next-to` (place the window next to a given one) arrived in 0.40.0 (research §3.6). */
+/** `launch --next-to` (place the window next to a given one) arrived in 0.40.0 (§6). */
 export const NEXT_TO_VERSION = "0.40.0";
 
-/** A kitty window id: decimal digits (monotonic per kitty process, never reused; research §3.2). */
+/** A kitty window id: decimal digits (monotonic per kitty process, never reused; §2). */
 export const WINDOW_ID = /^\d+$/;
 
 /**
+ * Makes a kitty window id (muxbridge's pane id on kitty): decimal digits only, so a match
+ * expression can never sneak in.
+ *
+ * @param text The id, as kitty printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function kittyWindowId(text: string): PaneId {
+  return checkPaneId(text, WINDOW_ID, "A kitty window id is a number, such as 3");
+}
+
+/**
  * Reads `kitty --version` (`kitty 0.26.5 created by Kovid Goyal`, live) or `kitten --version`
- * (`kitten 0.32.2 created by Kovid Goyal`) into semver.
+ * (`kitten 0.32.2 created by Kovid Goyal`) into semver, as {@linkcode KITTY_GATE} reads it.
  *
  * @param text The program's output.
  * @returns The version, or null when the text is not a kitty version line.
  */
 export function parseKittyVersion(text: string): string | null {
-  const m = /^(?:kitty|kitten)\s+v?(\d+)\.(\d+)(?:\.(\d+))?\b/.exec(text.trim());
-  if (!m) return null;
-  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+  return readVersion(KITTY_GATE, text)?.semver ?? null;
 }
 
 /**
- * Reads the window id `launch` prints (one integer line, research §3.2: `2`).
+ * Reads the window id `launch` prints (one integer line, §2: `2`).
  *
  * @param stdout What `launch` printed.
  * @returns The window id.
  * @throws {MuxError} `unparseable_output` when it is not one integer.
  */
-export function parseLaunchOutput(stdout: string): string {
+export function parseLaunchOutput(stdout: string): PaneId {
   const id = stdout.trim();
   if (!WINDOW_ID.test(id)) {
     throw new MuxError(
@@ -54,7 +64,7 @@ export function parseLaunchOutput(stdout: string): string {
       { hint: "Report this with `kitty --version` and the output shown" },
     );
   }
-  return id;
+  return kittyWindowId(id);
 }
 
 // The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, and of
@@ -65,7 +75,7 @@ const WindowSchema = z.object({
   id: z.number().int().nonnegative(),
   pid: z.number().int().positive().nullable().optional(),
   title: z.string(),
-  // 0.30+ (research §3.3); absent on 0.26.
+  // 0.30+ (§3); absent on 0.26.
   user_vars: z.record(z.string(), z.string()).optional(),
   env: z.record(z.string(), z.unknown()).optional(),
 });
@@ -85,7 +95,7 @@ const LsSchema = z.array(z.object({
 /** One kitty window as `ls` reports it (only the fields muxbridge uses). */
 export interface KittyWindow {
   /** The window id, as text. */
-  id: string;
+  id: PaneId;
   /** The window's child pid. */
   pid?: number;
   /** The window title. */
@@ -134,7 +144,11 @@ export function parseLs(stdout: string): KittyTab[] {
       layout: tab.layout,
       enabledLayouts: tab.enabled_layouts ?? [],
       windows: tab.windows.map((w) => {
-        const win: KittyWindow = { id: String(w.id), title: w.title, userVars: w.user_vars ?? {} };
+        const win: KittyWindow = {
+          id: kittyWindowId(String(w.id)),
+          title: w.title,
+          userVars: w.user_vars ?? {},
+        };
         if (typeof w.pid === "number") win.pid = w.pid;
         const token = w.env?.[SPAWN_TOKEN_VAR];
         if (typeof token === "string" && SPAWN_TOKEN.test(token)) win.spawnToken = token;

@@ -15,31 +15,27 @@
 
 import semver from "semver";
 import denoConfig from "../../deno.json" with { type: "json" };
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { createProviderClient, type ProviderClient, type ProviderInfo } from "./_client.ts";
-import { PROVIDER_PANE_ID, PROVIDER_PROTOCOL_VERSION, type ProviderResult } from "./protocol.ts";
+import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
+import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_traits.ts";
 
 /** Seams and bounds of {@linkcode createProviderBackend}, for tests. */
 export interface ProviderBackendOptions {
@@ -63,8 +59,8 @@ const NONE: Capabilities = {
 const COMMAND_HINT =
   'Set provider.command to the provider program and its arguments, such as ["/path/to/provider"] (docs/provider-protocol.md)';
 
-/** Checks a pane id before it is sent: the protocol's id form only. */
-function paneArg(paneId: string): string {
+/** Makes a provider pane id, from an answer or before one is sent: the protocol's form only. */
+function providerPaneId(paneId: string): PaneId {
   return checkPaneId(
     paneId,
     PROVIDER_PANE_ID,
@@ -73,7 +69,7 @@ function paneArg(paneId: string): string {
 }
 
 function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
-  const info: PaneInfo = { paneId: pane.paneId, dead: !pane.alive };
+  const info: PaneInfo = { paneId: providerPaneId(pane.paneId), dead: !pane.alive };
   if (pane.pid !== undefined) info.pid = pane.pid;
   if (pane.title !== undefined) info.title = pane.title;
   return info;
@@ -87,15 +83,31 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * @returns The backend; `dispose()` stops the provider.
  *
  * @example
- * ```ts ignore
- * const backend = createProviderBackend(deps); // deps.config.provider.command = ["./provider"]
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
- * await backend.dispose?.();
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { ProviderConfig } from "./_traits.ts";
+ * import { createProviderBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<ProviderConfig>): Promise<void> {
+ *   // deps.config.provider.command is the provider program, such as ["./provider"]
+ *   const backend = createProviderBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ *   await backend.dispose?.();
+ * }
  * ```
  */
 export function createProviderBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<ProviderConfig>,
   options: ProviderBackendOptions = {},
 ): Backend {
   const argv = deps.config.provider.command;
@@ -135,7 +147,7 @@ export function createProviderBackend(
   const list = async (signal?: AbortSignal) => (await rpc().call("list", {}, signal)).panes;
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -184,11 +196,12 @@ export function createProviderBackend(
         `provider: pane ${paneId} is not listed right after its spawn (ended at once?)`,
       );
     }
-    return pid === undefined ? { paneId } : { paneId, pid };
+    const id = providerPaneId(paneId);
+    return pid === undefined ? { paneId: id } : { paneId: id, pid };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = providerPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     return pane ? toInfo(pane) : null;
   };
@@ -198,8 +211,8 @@ export function createProviderBackend(
     return (await list(signal)).filter((p) => p.token === token).map(toInfo);
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
+    const id = providerPaneId(paneId);
     const provider = await info(signal);
     if (!provider.capabilities.title) {
       // An unknown pane is still "not found", as on every backend.
@@ -229,7 +242,7 @@ export function createProviderBackend(
     return await rpc().call("layout", {
       layout: req.layout,
       mainPaneSize: req.mainPaneSize,
-      panes: req.panes.map(paneArg),
+      panes: req.panes.map(providerPaneId),
     }, signal);
   };
 
@@ -300,10 +313,10 @@ export function createProviderBackend(
     listOwned: () => Promise.resolve([]),
     findSpawned,
     interrupt: async (paneId, signal) => {
-      await rpc().call("interrupt", { paneId: paneArg(paneId) }, signal);
+      await rpc().call("interrupt", { paneId: providerPaneId(paneId) }, signal);
     },
     kill: async (paneId, signal) => {
-      await rpc().call("close", { paneId: paneArg(paneId) }, signal);
+      await rpc().call("close", { paneId: providerPaneId(paneId) }, signal);
     },
     setTitle,
     applyLayout,

@@ -10,9 +10,9 @@
 
 import { z } from "zod";
 import { LAYOUTS } from "../../lib/config.ts";
+import { PROVIDER_PROTOCOL_VERSION } from "./_traits.ts";
 
-/** The protocol version muxbridge speaks (a string, as the CustomPaneBackend proposal's). */
-export const PROVIDER_PROTOCOL_VERSION = "1";
+export { PROVIDER_PROTOCOL_VERSION };
 
 /** The longest line either side may write, in bytes without the newline. */
 export const MAX_PROVIDER_LINE = 1024 * 1024;

@@ -9,7 +9,8 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 import { type TmuxCommand, tmuxError } from "./_command.ts";
@@ -57,7 +58,7 @@ export interface Anchor {
  * @param tmux The backend's command runner.
  * @returns The anchor.
  */
-export function createAnchor(deps: BackendDeps, tmux: TmuxCommand): Anchor {
+export function createAnchor(deps: BackendDeps<TmuxConfig>, tmux: TmuxCommand): Anchor {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
   let resolved: { ref: string; paneId: string } | undefined;
   let view: SessionView | undefined;

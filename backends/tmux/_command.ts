@@ -15,13 +15,10 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
@@ -151,13 +148,13 @@ export interface TmuxRunOptions {
 export type TmuxFailure = "not_found" | "unreachable" | "no_space" | "conflict" | "other";
 
 /**
- * Reads tmux's stderr. Evidence (tmux 3.3a, research §1.6 and live): an unknown pane, window or
- * session exits 1 with `can't find pane: %99` / `can't find window: @9` / `can't find session`;
- * no socket file gives `error connecting to <path> (No such file or directory)`, a stale socket
- * `no server running on <path>`, and a server that dies during a command `server exited
+ * Reads tmux's stderr. Evidence (tmux 3.3a, live; docs/backends/tmux.md §3): an unknown pane,
+ * window or session exits 1 with `can't find pane: %99` / `can't find window: @9` / `can't find
+ * session`; no socket file gives `error connecting to <path> (No such file or directory)`, a stale
+ * socket `no server running on <path>`, and a server that dies during a command `server exited
  * unexpectedly` or `lost server`; a full window gives `no space for new pane` (or, in other
- * versions, `create pane failed: pane too small`); a window index already taken
- * `create window failed: index 3 in use`.
+ * versions, `create pane failed: pane too small`); a window index already taken `create window
+ * failed: index 3 in use`.
  *
  * @param stderr tmux's stderr.
  * @returns The failure kind.
@@ -214,7 +211,7 @@ export function tmuxError(action: string, run: CommandRun): MuxError {
  * @returns The flags, each value validated.
  * @throws {MuxError} `invalid_argument` for an unsafe value.
  */
-function serverFlags(deps: BackendDeps): string[] {
+function serverFlags(deps: BackendDeps<TmuxConfig>): string[] {
   const { socket_path, socket_name } = deps.config.tmux;
   if (socket_path) return ["-S", validateTarget("tmux socket path", socket_path)];
   if (socket_name) return ["-L", validateTarget("tmux socket name", socket_name)];
@@ -254,7 +251,7 @@ export interface TmuxCommand {
  * @param deps The backend's deps (runner, config).
  * @returns The runner.
  */
-export function createTmuxCommand(deps: BackendDeps): TmuxCommand {
+export function createTmuxCommand(deps: BackendDeps<TmuxConfig>): TmuxCommand {
   const bin = deps.config.tmux.bin;
   const exec = async (
     args: readonly string[],

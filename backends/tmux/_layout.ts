@@ -14,8 +14,13 @@
 
 import semver from "semver";
 import type { LayoutName } from "../../lib/config.ts";
-import type { PaneRow } from "./_parse.ts";
-import { parseTmuxVersion } from "./_parse.ts";
+import { type PaneRow, parseTmuxVersion } from "./_parse.ts";
+
+/**
+ * A pane as the layout plan sees it: a listed row, or one the same tmux call is about to make,
+ * named by its tmux target (`@W.N`) instead of a pane id.
+ */
+type LayoutRow = Omit<PaneRow, "paneId"> & { paneId: string };
 
 /** A cell of a window's layout tree. */
 export type LayoutCell =
@@ -25,7 +30,8 @@ export type LayoutCell =
 /**
  * Parses `#{window_layout}`: `csum,WxH,X,Y` then `,ID` (a pane), `{…}` (left-right) or `[…]`
  * (top-bottom), children joined by commas (tmux `layout-custom.c`, e.g.
- * `5f21,200x50,0,0{119x50,0,0,0,80x50,120,0[80x24,120,0,2,80x25,120,25,3]}`, research §1.8).
+ * `5f21,200x50,0,0{119x50,0,0,0,80x50,120,0[80x24,120,0,2,80x25,120,25,3]}`, docs/backends/tmux.md
+ * §4).
  *
  * @param text The layout string.
  * @returns The root cell, or null when the text does not parse.
@@ -163,7 +169,7 @@ export function withSplit(
 /** What {@linkcode planLayout} is given. */
 export interface LayoutInput {
   /** Every pane of the anchor's session. */
-  rows: readonly PaneRow[];
+  rows: readonly LayoutRow[];
   /** The anchor pane (`%N`). */
   anchor: string;
   /** Panes muxbridge owns (the caller's and every pane carrying an ownership mark). */
@@ -222,7 +228,7 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   const plan: LayoutPlan = { commands: [], steps: [], detail: [] };
   const anchorRow = input.rows.find((r) => r.paneId === anchor);
   if (!anchorRow) return { ...plan, detail: [`anchor ${anchor} not found`] };
-  let rows = input.rows;
+  let rows: readonly LayoutRow[] = input.rows;
   let owned = input.owned;
   const split = added && rows.find((r) => r.paneId === added.after);
   if (added && split) {
@@ -282,7 +288,7 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     );
   }
   if (input.anchorWindowOnly) return plan;
-  const overflow = new Map<string, PaneRow[]>();
+  const overflow = new Map<string, LayoutRow[]>();
   for (const r of rows) {
     if (r.windowId !== win && r.overflow) {
       overflow.set(r.windowId, [...(overflow.get(r.windowId) ?? []), r]);

@@ -19,6 +19,7 @@
  * @module
  */
 
+import type { PaneId } from "../../lib/validate.ts";
 import { commandLine, type TmuxArgs } from "./_command.ts";
 import type { AddedPane } from "./_layout.ts";
 import { PANE_FORMAT, parseSpawnLine, RS, SPAWN_FORMAT } from "./_parse.ts";
@@ -144,7 +145,7 @@ export function openCommands(placement: Placement, spec: OpenSpec): TmuxArgs[] {
 /** What an open call printed. */
 export interface OpenOutput {
   /** The new pane, when the split or new-window ran. */
-  spawned?: { paneId: string; pid: number };
+  spawned?: { paneId: PaneId; pid: number };
   /** The listing's text, when it ran (parse with `parsePaneRows`). */
   listing?: string;
 }

@@ -5,9 +5,12 @@
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import { TMUX_GATE } from "./_traits.ts";
 
 /** Starts each row of a pane listing (ASCII record separator). */
 export const RS = "\x1e";
@@ -57,6 +60,17 @@ export const SPAWN_FORMAT = "#{pane_id} #{pane_pid}";
 /** A tmux pane id: `%` and digits (server-unique, never reused in a server's life). */
 export const PANE_ID = /^%\d+$/;
 
+/**
+ * Makes a tmux pane id: `%N` only, so a name can never resolve to another pane.
+ *
+ * @param text The id, as tmux printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function tmuxPaneId(text: string): PaneId {
+  return checkPaneId(text, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
+}
+
 const flag = z.enum(["0", "1"]).transform((v) => v === "1");
 const count = z.string().regex(/^\d+$/).transform(Number);
 
@@ -87,7 +101,7 @@ const RowSchema = z.object({
 /** One pane as a listing reports it. */
 export interface PaneRow {
   /** `%N`. */
-  paneId: string;
+  paneId: PaneId;
   /** The program ended and the pane is held (remain-on-exit). */
   dead: boolean;
   /** The pane program's pid. */
@@ -145,7 +159,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
     if (!parsed.success) throw unparseable("pane row", chunk);
     const r = parsed.data;
     const row: PaneRow = {
-      paneId: r.pane_id,
+      paneId: tmuxPaneId(r.pane_id),
       dead: r.pane_dead,
       active: r.pane_active,
       index: r.pane_index,
@@ -179,26 +193,23 @@ const SpawnLineSchema = z.string().regex(/^%\d+ \d+$/);
  * @returns The pane id and its program's pid.
  * @throws {MuxError} `unparseable_output` when it is not `%N <pid>`.
  */
-export function parseSpawnLine(stdout: string): { paneId: string; pid: number } {
+export function parseSpawnLine(stdout: string): { paneId: PaneId; pid: number } {
   const parsed = SpawnLineSchema.safeParse(stdout.trim());
   if (!parsed.success) throw unparseable("new pane line", stdout);
   const [paneId, pid] = parsed.data.split(" ");
-  return { paneId, pid: Number(pid) };
+  return { paneId: tmuxPaneId(paneId), pid: Number(pid) };
 }
 
 /**
- * Turns tmux version text into semver: `tmux 3.3a` → `3.3.0`, `tmux next-3.8` → `3.8.0`,
- * `3.2` (from `#{version}`) → `3.2.0`, `tmux 3.4-rc` → `3.4.0`. The letter suffix is a bug-fix
- * release of the same feature set, so it is dropped.
+ * Turns tmux version text into semver as {@linkcode TMUX_GATE} reads it: `tmux 3.3a` → `3.3.0`,
+ * `tmux next-3.8` → `3.8.0`, `3.2` (from `#{version}`) → `3.2.0`, `tmux 3.4-rc` → `3.4.0`. The
+ * letter suffix is a bug-fix release of the same feature set, so it is dropped.
  *
  * @param text `tmux -V` output or a `#{version}` value.
  * @returns The semver text, or null when it is not a version.
  */
 export function parseTmuxVersion(text: string): string | null {
-  const m = /^(?:tmux\s+)?(?:next-)?(\d+)\.(\d+)[a-z]?(?:-rc\d*)?$/.exec(text.trim());
-  if (!m) return null;
-  const version = `${Number(m[1])}.${Number(m[2])}.0`;
-  return semver.valid(version);
+  return readVersion(TMUX_GATE, text)?.semver ?? null;
 }
 
 /**

@@ -4,7 +4,9 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { Anchor } from "./_anchor.ts";
 import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";
@@ -32,12 +34,12 @@ export const OPEN_ATTEMPTS = 4;
  *   answered.
  */
 export async function openPane(
-  ctx: { deps: BackendDeps; tmux: TmuxCommand; anchor: Anchor },
+  ctx: { deps: BackendDeps<TmuxConfig>; tmux: TmuxCommand; anchor: Anchor },
   spec: Omit<OpenSpec, "anchor" | "layout">,
   shownFlags: readonly string[],
   check: { sessionId: string; owner: string },
   signal?: AbortSignal,
-): Promise<{ paneId: string; pid: number; arranged: boolean }> {
+): Promise<{ paneId: PaneId; pid: number; arranged: boolean }> {
   const { deps, tmux } = ctx;
   const anchor = await ctx.anchor.resolve(signal);
   const full = new Set<string>();

@@ -10,13 +10,10 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { WeztermConfig } from "./_traits.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
@@ -83,7 +80,7 @@ export interface WeztermCommand {
  * @param deps The backend's deps (runner, env, config `wezterm.*`).
  * @returns The runner.
  */
-export function createWeztermCommand(deps: BackendDeps): WeztermCommand {
+export function createWeztermCommand(deps: BackendDeps<WeztermConfig>): WeztermCommand {
   const bin = validateTarget("wezterm binary", deps.config.wezterm.bin);
   const configured = deps.config.wezterm.socket_path;
   const inherited = deps.env("WEZTERM_UNIX_SOCKET");

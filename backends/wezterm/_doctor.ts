@@ -5,10 +5,12 @@
  * @module
  */
 
-import { type Check, failedCheck } from "../../lib/backend.ts";
+import type { Check } from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { toMuxError } from "../../lib/sys/errors.ts";
 import { ANCHOR_HINT, SOCKET_HINT } from "./_command.ts";
-import { WEZTERM_MIN_VERSION, type WeztermPane, type WeztermVersion } from "./_parse.ts";
+import type { WeztermPane, WeztermVersion } from "./_parse.ts";
+import { WEZTERM_DOCTOR, WEZTERM_MIN_VERSION } from "./_traits.ts";
 
 /** What the checks read of the backend. */
 export interface DoctorContext {
@@ -48,7 +50,7 @@ export async function weztermDoctor(ctx: DoctorContext, signal?: AbortSignal): P
     );
     if (e.code === "unparseable_output") check.status = "warn";
     checks.push(check);
-    for (const name of ["wezterm mux", "wezterm anchor"]) {
+    for (const name of WEZTERM_DOCTOR.slice(2, 4)) {
       checks.push({ name, status: "fail", detail: `not checked: ${e.message}` });
     }
     return checks;

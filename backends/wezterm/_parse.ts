@@ -6,17 +6,26 @@
  */
 
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
+import type { Version } from "../../lib/backend/backend.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
-
-/**
- * The oldest WezTerm muxbridge supports: `kill-pane` and `activate-pane` came in
- * 20230326-111934-3666303c (§3); `split-pane --right/--bottom/--percent`, `send-text
- * --no-paste` and `list --format json` are older (20220624-141144-bd1b7c5d).
- */
-export const WEZTERM_MIN_VERSION = "20230326-111934-3666303c";
+import type { PaneId } from "../../lib/validate.ts";
+import { WEZTERM_GATE } from "./_traits.ts";
 
 /** A pane id as wezterm prints it (a `u64`). */
 export const PANE_ID: RegExp = /^\d{1,19}$/;
+
+/**
+ * Makes a WezTerm pane id: wezterm's numeric ids only, so no id can read as a flag.
+ *
+ * @param text The id, as wezterm printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function weztermPaneId(text: string): PaneId {
+  return checkPaneId(text, PANE_ID, "A WezTerm pane id is a number, such as 3");
+}
 
 /** A WezTerm version: `YYYYMMDD-HHMMSS-<hash>`, the commit's date and time (§5). */
 export interface WeztermVersion {
@@ -30,34 +39,39 @@ export interface WeztermVersion {
   semver: string;
 }
 
-const VERSION = /^(?:wezterm\s+)?(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-([0-9a-f]{6,40})\b/;
-
 /**
- * Reads `wezterm --version` (`wezterm 20240203-110809-5046fc22`). Releases and nightlies share
- * the scheme; the date is what orders them, never a semver reading of the digits.
+ * Reads `wezterm --version` (`wezterm 20240203-110809-5046fc22`) as {@linkcode WEZTERM_GATE}
+ * reads it. Releases and nightlies share the scheme; the date is what orders them, never a
+ * semver reading of the digits.
  *
  * @param text The output, trimmed.
  * @returns The version, or null when there is none (a build without its tag prints `wezterm `).
  */
 export function parseWeztermVersion(text: string): WeztermVersion | null {
-  const m = VERSION.exec(text.trim());
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s, hash] = m;
-  const date = `${y}-${mo}-${d}`;
-  const when = new Date(`${date}T${h}:${mi}:${s}Z`);
-  if (Number.isNaN(when.getTime()) || when.toISOString().slice(0, 10) !== date) return null;
+  const v = readVersion(WEZTERM_GATE, text);
+  return v === null ? null : weztermVersion(v);
+}
+
+/**
+ * A date version as the wezterm backend keeps it.
+ *
+ * @param v A version {@linkcode WEZTERM_GATE} read.
+ * @returns The same, with its stamp.
+ */
+export function weztermVersion(v: Version): WeztermVersion {
+  const text = v.text ?? "";
   return {
-    text: `${y}${mo}${d}-${h}${mi}${s}-${hash}`,
-    stamp: Number(`${y}${mo}${d}${h}${mi}${s}`),
-    date,
-    semver: `${Number(`${y}${mo}${d}`)}.${Number(`${h}${mi}${s}`)}.0+${hash}`,
+    text,
+    stamp: Number(text.slice(0, 15).replace("-", "")),
+    date: v.date ?? "",
+    semver: v.semver,
   };
 }
 
 /** One pane of `wezterm cli list --format json` (`CliListResultItem`, §2). */
 export interface WeztermPane {
   /** The pane id, as text. */
-  paneId: string;
+  paneId: PaneId;
   /** Its tab. */
   tabId: number;
   /** Its window. */
@@ -103,7 +117,7 @@ export function parseList(stdout: string): WeztermPane[] {
   if (items === undefined) throw unparseableOutput("wezterm", "pane list", stdout);
   return items.map((it) => {
     const pane: WeztermPane = {
-      paneId: String(it.pane_id),
+      paneId: weztermPaneId(String(it.pane_id)),
       tabId: it.tab_id,
       windowId: it.window_id,
       title: it.title,
@@ -140,12 +154,12 @@ export function parseFocused(stdout: string): string[] {
  * @returns The pane id.
  * @throws {MuxError} `unparseable_output`.
  */
-export function parseSplit(stdout: string): string {
+export function parseSplit(stdout: string): PaneId {
   const id = stdout.trim();
   if (!PANE_ID.test(id) || stdout.replace(/\n$/, "") !== id) {
     throw unparseableOutput("wezterm", "new pane id", stdout);
   }
-  return id;
+  return weztermPaneId(id);
 }
 
 /** Why a `wezterm cli` call failed. */

@@ -28,19 +28,19 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  keepSuccess,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../../lib/backend.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
@@ -50,12 +50,7 @@ import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { ENVIRON_READABLE, sessionLeaders } from "../../lib/sys/processes.ts";
 import { SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
 import { weztermDoctor } from "./_doctor.ts";
 import { splitPlan } from "./_place.ts";
 import {
@@ -70,11 +65,12 @@ import {
   parseFocused,
   parseList,
   parseSplit,
-  parseWeztermVersion,
-  WEZTERM_MIN_VERSION,
   type WeztermPane,
+  weztermPaneId,
   type WeztermVersion,
+  weztermVersion,
 } from "./_parse.ts";
+import { WEZTERM_CAPABILITIES, WEZTERM_GATE, type WeztermConfig } from "./_traits.ts";
 
 /** A session leader and its environment (`lib/sys/processes.ts` `sessionLeaders`). */
 export type SessionLeader = { pid: number; env: Readonly<Record<string, string>> };
@@ -87,11 +83,6 @@ export interface WeztermBackendOptions {
    * @default `sessionLeaders` on Linux, else null
    */
   leaders?: (() => SessionLeader[]) | null;
-}
-
-/** Checks a pane id: wezterm's numeric ids only, so no id can read as a flag. */
-function paneArg(paneId: string): string {
-  return checkPaneId(paneId, PANE_ID, "A WezTerm pane id is a number, such as 3");
 }
 
 function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
@@ -111,14 +102,29 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * @returns The backend.
  *
  * @example
- * ```ts ignore
- * const backend = createWeztermBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { WeztermConfig } from "./_traits.ts";
+ * import { createWeztermBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<WeztermConfig>): Promise<void> {
+ *   const backend = createWeztermBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createWeztermBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<WeztermConfig>,
   options: WeztermBackendOptions = {},
 ): Backend {
   const wezterm = createWeztermCommand(deps);
@@ -130,11 +136,7 @@ export function createWeztermBackend(
   // WEZTERM_UNIX_SOCKET is the socket muxbridge talks to.
   const socket = wezterm.socket;
   const capabilities: Capabilities = {
-    layout: false,
-    title: false,
-    env: true,
-    marks: false,
-    focusSafe: true,
+    ...WEZTERM_CAPABILITIES,
     spawnToken: leaders !== null && socket !== undefined,
   };
   /** Panes this backend opened (split targets for the next ones), until they are gone. */
@@ -146,27 +148,7 @@ export function createWeztermBackend(
     const run = await wezterm.version(signal);
     if (run.code !== 0) throw weztermError("read the wezterm version", run);
     const text = run.stdout.trim().split("\n")[0] ?? "";
-    const v = parseWeztermVersion(text);
-    const min = parseWeztermVersion(WEZTERM_MIN_VERSION)!;
-    if (v === null) {
-      throw new MuxError(
-        "unparseable_output",
-        `Cannot read the wezterm version from ${JSON.stringify(text.slice(0, 100))}`,
-        {
-          argv: run.argv,
-          hint:
-            "Check that wezterm.bin names wezterm (a build without its version tag cannot be gated)",
-        },
-      );
-    }
-    if (v.stamp < min.stamp) {
-      throw new MuxError(
-        "unsupported_version",
-        `wezterm ${v.text} (${v.date}) is too old, need >= ${WEZTERM_MIN_VERSION} (${min.date})`,
-        { hint: `Update WezTerm to ${WEZTERM_MIN_VERSION} or later (kill-pane came then)` },
-      );
-    }
-    return v;
+    return weztermVersion(gateVersion(WEZTERM_GATE, text, { argv: run.argv }));
   });
 
   const list = async (signal?: AbortSignal): Promise<WeztermPane[]> => {
@@ -251,7 +233,6 @@ export function createWeztermBackend(
   };
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     cleanTitle(req.title); // no title to set (see the module comment), but a title is checked
@@ -298,7 +279,7 @@ export function createWeztermBackend(
       if (credentials) removeCredentialsFile(credentials);
       throw err;
     }
-    let paneId: string;
+    let paneId: PaneId;
     try {
       paneId = parseSplit(stdout);
     } catch (err) {
@@ -322,8 +303,8 @@ export function createWeztermBackend(
     return pid === undefined ? { paneId } : { paneId, pid };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = weztermPaneId(paneId);
     const pane = (await list(signal)).find((p) => p.paneId === id);
     if (!pane) opened.delete(id);
     return pane ? toInfo(pane) : null;
@@ -340,8 +321,8 @@ export function createWeztermBackend(
     });
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = weztermPaneId(paneId);
     const credentials = credentialFiles.get(id);
     if (credentials) {
       credentialFiles.delete(id);
@@ -353,8 +334,8 @@ export function createWeztermBackend(
     await wezterm.must(`close pane ${id}`, ["kill-pane", "--pane-id", id], signal);
   };
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = weztermPaneId(paneId);
     // --no-paste: the byte goes to the pty as typed, so the tty makes SIGINT of it (a cooked
     // program) or a TUI reads Ctrl+C; a paste would be bracketed text (§3).
     await wezterm.must(`interrupt pane ${id}`, [
@@ -367,8 +348,8 @@ export function createWeztermBackend(
     ], signal);
   };
 
-  const setTitle = async (paneId: string, _title: string, signal?: AbortSignal) => {
-    const id = paneArg(paneId);
+  const setTitle = async (paneId: PaneId, _title: string, signal?: AbortSignal) => {
+    const id = weztermPaneId(paneId);
     if (!(await list(signal)).some((p) => p.paneId === id)) {
       throw new MuxError("pane_not_found", `Cannot title pane ${id}: WezTerm does not list it`);
     }

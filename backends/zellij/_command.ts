@@ -5,22 +5,19 @@
  * @module
  */
 
-import {
-  type BackendDeps,
-  commandFailed,
-  type CommandRun,
-  runCommand,
-  runDetails,
-} from "../../lib/backend.ts";
+import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts";
+import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { ZellijConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { validateTarget } from "../../lib/validate.ts";
 
 /**
- * Tells a session problem from any other failure. Evidence (research §2.1, zellij
+ * Tells a session problem from any other failure. Evidence (§1, zellij
  * `commands.rs`): with no session running the CLI exits 1 with `There is no active session!`;
  * an unknown `--session` exits 1 with `Session 'x' not found. The following sessions are
  * active:`; several sessions and no name exits 1 with `Please specify the session name…`; a
- * server that does not answer a listing within 1 s gives `Timeout listing panes` (§2.3).
+ * server that does not answer a listing within 1 s gives `Timeout listing panes` (§3).
  *
  * @param stderr zellij's stderr.
  * @returns Whether the session (the server) is what failed.
@@ -32,7 +29,7 @@ function isSessionFailure(stderr: string): boolean {
 
 /**
  * Builds the error for a failed zellij command. Exit 2 is clap's usage error (a malformed pane
- * id, an unknown flag of this version: research §2.1); exit 1 is the session or the server.
+ * id, an unknown flag of this version: §1); exit 1 is the session or the server.
  *
  * @param action What was being done ("close pane \"terminal_3\"").
  * @param run The failed run.
@@ -69,13 +66,13 @@ export interface ZellijCommand {
 /**
  * Creates the command runner of a zellij backend. The session is `zellij.session`, else the
  * session muxbridge runs in (`ZELLIJ_SESSION_NAME`); it is always passed as the global
- * `--session` flag before `action` (research §2.1), so a changed environment cannot redirect a
+ * `--session` flag before `action` (§1), so a changed environment cannot redirect a
  * command to another session.
  *
  * @param deps The backend's deps (runner, config, identity).
  * @returns The runner.
  */
-export function createZellijCommand(deps: BackendDeps): ZellijCommand {
+export function createZellijCommand(deps: BackendDeps<ZellijConfig>): ZellijCommand {
   const bin = deps.config.zellij.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
   const session = deps.config.zellij.session ?? layer?.session;

@@ -2,52 +2,69 @@
  * Private to the zellij backend: the parsers of what zellij prints (version text, the id a new
  * pane prints, `list-panes --json`) and the pane id form muxbridge accepts.
  *
- * Shapes come from `/work/shared/research/backends.md` §2 ("research §2.x"), read in the zellij
- * source (0.45.0 snapshot `bf8d23a4`); zellij cannot run here, so no output was captured live.
+ * Shapes come from `docs/backends/zellij.md` ("§N"), read in the zellij source (0.45.0 snapshot
+ * `bf8d23a4`); zellij cannot run here, so no output was captured live.
  *
  * @module
  */
 
-import semver from "semver";
 import { z } from "zod";
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
+import type { PaneId } from "../../lib/validate.ts";
+import { ZELLIJ_GATE } from "./_traits.ts";
 
-/** A terminal pane id as the CLI prints and takes it (`terminal_N`, research §2.2). */
+/** A terminal pane id as the CLI prints and takes it (`terminal_N`, §2). */
 export const TERMINAL_ID = /^terminal_(\d+)$/;
 
 /**
- * Turns `zellij --version` output into semver: `zellij 0.44.1` → `0.44.1`, `zellij 0.45` →
- * `0.45.0`; a pre-release or build suffix is dropped (its features are the release's).
+ * Makes a zellij pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag.
+ *
+ * @param text The id, as zellij printed it or as muxbridge was handed it.
+ * @returns The pane id.
+ * @throws {MuxError} `invalid_argument` for any other form.
+ */
+export function zellijPaneId(text: string): PaneId {
+  return checkPaneId(
+    text,
+    TERMINAL_ID,
+    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
+  );
+}
+
+/**
+ * Turns `zellij --version` output into semver as {@linkcode ZELLIJ_GATE} reads it: `zellij
+ * 0.44.1` → `0.44.1`, `zellij 0.45` → `0.45.0`; a pre-release or build suffix is dropped (its
+ * features are the release's).
  *
  * @param text What `zellij --version` printed.
  * @returns The semver text, or null when it is not a zellij version.
  */
 export function parseZellijVersion(text: string): string | null {
-  const m = /^zellij\s+v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$/.exec(text.trim());
-  if (!m) return null;
-  return semver.valid(`${Number(m[1])}.${Number(m[2])}.${Number(m[3] ?? 0)}`);
+  return readVersion(ZELLIJ_GATE, text)?.semver ?? null;
 }
 
 /**
  * Reads the id `action new-pane` prints (0.44.0+, PR #4690). Empty output is a known quirk, not
  * an error: a crowded tab silently drops a directed split, and some builds print nothing
- * (research §2.2), so the caller finds the pane by listing.
+ * (§2), so the caller finds the pane by listing.
  *
  * @param stdout What zellij printed.
  * @returns `terminal_N`, or null when nothing was printed.
  * @throws {MuxError} `unparseable_output` for anything else (a `plugin_N` included).
  */
-export function parseNewPaneId(stdout: string): string | null {
+export function parseNewPaneId(stdout: string): PaneId | null {
   const parsed = NewPaneIdSchema.safeParse(stdout.trim());
   if (!parsed.success) throw unparseable("new pane id", stdout);
-  return parsed.data === "" ? null : parsed.data;
+  return parsed.data === "" ? null : zellijPaneId(parsed.data);
 }
 
 /** Nothing, or `terminal_N`. */
 const NewPaneIdSchema = z.union([z.literal(""), z.string().regex(TERMINAL_ID)]);
 
 /**
- * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (research §2.3).
+ * One element of `list-panes --json`: zellij's `PaneInfo` plus tab fields (§3).
  * Only the fields muxbridge reads are checked; the rest are kept out.
  */
 const PaneSchema = z.object({
@@ -68,7 +85,7 @@ const PaneListSchema = z.array(PaneSchema);
 /** A terminal pane as muxbridge sees it. */
 export interface ZellijPane {
   /** `terminal_N`. */
-  paneId: string;
+  paneId: PaneId;
   /** The bare number zellij uses in JSON and in `ZELLIJ_PANE_ID`. */
   number: number;
   /** The pane's title. */
@@ -85,7 +102,7 @@ export interface ZellijPane {
 
 /**
  * Parses `action list-panes --json --all`, keeping terminal panes only (plugin panes such as
- * the tab bar have their own id space, research §2.3).
+ * the tab bar have their own id space, §3).
  *
  * @param stdout What zellij printed.
  * @returns The terminal panes, in zellij's order.
@@ -96,7 +113,7 @@ export function parsePaneList(stdout: string): ZellijPane[] {
   if (panes === undefined) throw unparseable("pane list", stdout);
   return panes.filter((p) => !p.is_plugin).map((p) => {
     const pane: ZellijPane = {
-      paneId: `terminal_${p.id}`,
+      paneId: zellijPaneId(`terminal_${p.id}`),
       number: p.id,
       title: p.title,
       dead: p.exited === true || p.is_held === true,

@@ -13,7 +13,7 @@
 import type { Credentials } from "../opencode/attach.ts";
 import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import { type HeldCredentials, helloCredentials, startCredentials } from "./_credentials.ts";
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { CleanupReport } from "../session/cleanup.ts";
 import type { Config } from "../config.ts";
 import { toMuxError } from "../sys/errors.ts";

@@ -6,7 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { BACKEND_CHOICES, LOG_LEVELS } from "../config.ts";
+import { LOG_LEVELS } from "../config.ts";
 import { MuxError } from "../sys/errors.ts";
 import type { Command, Invocation } from "./commands/_command.ts";
 
@@ -22,7 +22,7 @@ const GLOBAL: Record<string, OptionSpec & { help: string }> = {
     type: "string",
     help: "Config file (else $MUXBRIDGE_CONFIG, else ~/.config/muxbridge/config.json)",
   },
-  backend: { type: "string", help: `Backend: ${BACKEND_CHOICES.join("|")}` },
+  backend: { type: "string", help: "Backend: auto|none|NAME (see `muxbridge schema config`)" },
   "log-level": { type: "string", help: `Log level: ${LOG_LEVELS.join("|")}` },
   "log-file": { type: "string", help: "Write logs to this file instead of stderr" },
   help: { type: "boolean", short: "h", help: "Show help" },
@@ -34,13 +34,26 @@ function flagLine(name: string, spec: { type: "string" | "boolean"; help: string
   return `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`;
 }
 
+/** The values `--backend` takes: `auto`, `none` and each backend's name. */
+function backendChoices(backends: readonly { name: string }[]): string[] {
+  return ["auto", "none", ...backends.map((b) => b.name)];
+}
+
 /**
  * The top-level usage text.
  *
  * @param commands The command table.
+ * @param backends The backends (the registry), whose names `--backend` takes.
  * @returns The help text.
  */
-export function usageText(commands: readonly Command[]): string {
+export function usageText(
+  commands: readonly Command[],
+  backends: readonly { name: string }[],
+): string {
+  const global = {
+    ...GLOBAL,
+    backend: { ...GLOBAL.backend, help: `Backend: ${backendChoices(backends).join("|")}` },
+  };
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     "muxbridge: one terminal-multiplexer pane per OpenCode child session",
@@ -51,7 +64,7 @@ export function usageText(commands: readonly Command[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Global flags:",
-    ...Object.entries(GLOBAL).map(([name, spec]) => flagLine(name, spec)),
+    ...Object.entries(global).map(([name, spec]) => flagLine(name, spec)),
     "",
     "Exit codes: 0 ok, 1 failed, 2 usage, 3 environment (no multiplexer, missing binary, old version, bad config), 130 interrupted.",
     "`muxbridge <command> --help` shows a command's flags and an example.",
@@ -89,6 +102,7 @@ export function commandHelp(command: Command): string {
  *
  * @param argv The arguments after the program name.
  * @param commands The command table.
+ * @param backends The backends (the registry), whose names `--backend` takes.
  * @returns Help to print, or the command to run with its invocation.
  * @throws {MuxError} `usage` for an unknown command or flag, a missing or extra argument, or an
  *   invalid global flag value.
@@ -97,11 +111,15 @@ export function commandHelp(command: Command): string {
  * ```ts
  * import { parseInvocation } from "./cli.ts";
  * import { COMMANDS } from "./commands/mod.ts";
- * const parsed = parseInvocation(["--", "close", "%3", "--json"], COMMANDS);
+ * const parsed = parseInvocation(["--", "close", "%3", "--json"], COMMANDS, [{ name: "tmux" }]);
  * if (parsed.kind === "run") parsed.invocation.positionals; // ["%3"]
  * ```
  */
-export function parseInvocation(argv: readonly string[], commands: readonly Command[]): Parsed {
+export function parseInvocation(
+  argv: readonly string[],
+  commands: readonly Command[],
+  backends: readonly { name: string }[],
+): Parsed {
   const args = argv[0] === "--" ? argv.slice(1) : [...argv];
   const globalOptions: Record<string, OptionSpec> = Object.fromEntries(
     Object.entries(GLOBAL).map((
@@ -122,7 +140,7 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
         invocation: { values: {}, positionals: [], global: { json: scan.values.json === true } },
       };
     }
-    if (scan.values.help) return { kind: "help", text: usageText(commands) };
+    if (scan.values.help) return { kind: "help", text: usageText(commands, backends) };
     throw new MuxError("usage", "Cannot run muxbridge without a command", {
       hint: "Run `muxbridge --help` for the list",
     });
@@ -166,7 +184,7 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
   const global = {
     json: values.json === true,
     ...(typeof values.config === "string" ? { config: values.config } : {}),
-    ...(choice("backend", BACKEND_CHOICES) ? { backend: values.backend as string } : {}),
+    ...(choice("backend", backendChoices(backends)) ? { backend: values.backend as string } : {}),
     ...(choice("log-level", LOG_LEVELS) ? { logLevel: values["log-level"] as string } : {}),
     ...(typeof values["log-file"] === "string" ? { logFile: values["log-file"] } : {}),
   };

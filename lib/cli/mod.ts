@@ -4,9 +4,9 @@
  * share (`commands/_context.ts`: config, backend selection, the pane store). `main.ts` builds
  * the real dependencies and runs what this folder parses.
  *
- * The top floor of `lib/`: it may import every other folder, and it is the only one that may
- * import `backends/` (the registry is wiring). Nothing in `lib/` imports it.
- * `tests/import_direction_test.ts` keeps it so.
+ * The top floor of `lib/`: it may import every other folder. Like the rest of `lib/` it never
+ * imports `backends/`: `main.ts` hands the commands the registry (`CliDeps.backends`). Nothing in
+ * `lib/` imports this folder. `tests/import_direction_test.ts` keeps it so.
  *
  * @module
  */

@@ -73,7 +73,7 @@ export interface ReadinessOptions {
  * const r = await waitUntilReady({
  *   client,
  *   sessionId: "ses_child",
- *   directory: "/work/project",
+ *   directory: "/srv/project",
  *   clock,
  *   timeoutMs: 5000,
  * });

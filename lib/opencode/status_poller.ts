@@ -68,7 +68,7 @@ export interface StatusPollerDeps<Id extends string = string> {
  *   log: silentLogger,
  *   intervalMs: 2000,
  *   active: () => true,
- *   targets: () => [{ sessionId: "ses_child", directory: "/work/project" }],
+ *   targets: () => [{ sessionId: "ses_child", directory: "/srv/project" }],
  *   client: () => client,
  *   observe: (sessionId, status) => console.log(sessionId, status),
  * });

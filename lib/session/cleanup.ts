@@ -14,11 +14,10 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Clock } from "../sys/clock.ts";
 import { closePane } from "./close_pane.ts";
 import { toMuxError } from "../sys/errors.ts";
-import type { BackendName } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import type { Credentials } from "../opencode/attach.ts";
@@ -32,7 +31,7 @@ export interface CleanupEntry {
   /** The pane. */
   paneId: string;
   /** Its backend. */
-  backend: BackendName;
+  backend: string;
   /** Its session. */
   sessionId: string;
   /** Why it was closed or kept. */
@@ -57,7 +56,7 @@ export interface CleanupDeps {
   /** The record store. */
   store: PaneStore;
   /** Backends by name (only those usable here); a record of another backend is kept. */
-  backends: Partial<Record<BackendName, Backend>>;
+  backends: Partial<Record<string, Backend>>;
   /** The process seam. */
   processes: Processes;
   /**
@@ -68,7 +67,7 @@ export interface CleanupDeps {
   /** The credentials and the one server origin they were given for. */
   grant?: CredentialGrant;
   /** The panes the caller itself runs in (by backend); never closed. */
-  callerPanes?: ReadonlyArray<{ backend: BackendName; paneId: string }>;
+  callerPanes?: ReadonlyArray<{ backend: string; paneId: string }>;
   /** The clock. */
   clock: Clock;
   /** Logs. */

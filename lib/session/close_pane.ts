@@ -6,10 +6,11 @@
  * @module
  */
 
-import type { Backend, PaneInfo } from "../backend.ts";
+import type { Backend, PaneInfo } from "../backend/backend.ts";
 import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
 import { type Processes, sameProcess } from "../sys/processes.ts";
+import type { PaneId } from "../validate.ts";
 
 /** Options of {@linkcode closePane}. */
 export interface ClosePaneOptions {
@@ -78,7 +79,7 @@ async function unlessGone(op: () => Promise<void>): Promise<boolean> {
  */
 export async function closePane(
   backend: Backend,
-  paneId: string,
+  paneId: PaneId,
   options: ClosePaneOptions,
 ): Promise<ClosePaneResult> {
   const { clock, processes } = options;

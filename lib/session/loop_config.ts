@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Config } from "../config.ts";
 import { compileGlob } from "../sys/glob.ts";
 import { type MachineConfig, STATUS_INTERVAL_MS } from "./machine/mod.ts";

@@ -19,13 +19,13 @@
  * @module
  */
 
-import type { Backend, SpawnedPane, SpawnRequest } from "../backend.ts";
+import type { Backend, SpawnedPane, SpawnRequest } from "../backend/backend.ts";
 import type { Clock } from "../sys/clock.ts";
 import { type ErrorCode, isMuxError, toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";
 import { newSpawnToken } from "../spawn_token.ts";
-import { type PaneId, validatePaneId } from "../validate.ts";
+import { validatePaneId } from "../validate.ts";
 import { closePane } from "./close_pane.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 
@@ -116,7 +116,7 @@ export type RecordedSpawn =
   /** The pane opened; the caller records it, then removes `pending`. */
   | {
     readonly ok: true;
-    readonly pane: SpawnedPane & { readonly paneId: PaneId };
+    readonly pane: SpawnedPane;
     readonly pending: PendingRecord;
   }
   /**
@@ -165,10 +165,9 @@ export async function spawnRecorded(
     deps.log.warn(`cannot record spawn of ${fields.sessionId}: ${(err as Error).message}`);
   }
   try {
-    const pane = await backend.spawn({ ...req, token });
-    // The backend parsed the id from its multiplexer's answer in its own form (`checkPaneId`):
-    // it enters the core here, for the bridge and `muxbridge spawn` alike.
-    return { ok: true, pane: { ...pane, paneId: pane.paneId as PaneId }, pending };
+    // The pane id is a PaneId already: the backend made it from its multiplexer's answer, in
+    // its own form (`checkPaneId`).
+    return { ok: true, pane: await backend.spawn({ ...req, token }), pending };
   } catch (error) {
     if (!mayStillAppear(error)) {
       forgetRecord(pending, deps);

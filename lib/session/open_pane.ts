@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SpawnRequest } from "../backend.ts";
+import type { SpawnRequest } from "../backend/backend.ts";
 import { attachArgv, attachEnv } from "../opencode/attach.ts";
 import { waitUntilReady } from "../opencode/readiness.ts";
 import { newSpawnToken } from "../spawn_token.ts";

@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { BACKEND_NAMES } from "../identity.ts";
+import { BACKEND_NAME } from "../backend/backend.ts";
 import {
   ensurePrivateDir,
   ensurePrivateSubdir,
@@ -85,7 +85,7 @@ export const PaneRecordSchema = z.strictObject({
   paneId: z.custom<PaneId>((v) => typeof v === "string" && isPaneId(v), {
     error: "not a pane id",
   }),
-  backend: z.enum(BACKEND_NAMES),
+  backend: z.string().regex(BACKEND_NAME),
   title: safeText(256),
   openedAt: z.iso.datetime(),
   owner: z.string().regex(/^(?:cli|\d{1,10}:(?:\d{1,20}|\?))$/).describe(

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Clock, TimerId } from "../sys/clock.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Backend } from "../backend.ts";
+import type { Backend } from "../backend/backend.ts";
 import type { Config } from "../config.ts";
 import type { Credentials } from "../opencode/attach.ts";
 import type { OpencodeClient } from "../opencode/client.ts";

@@ -4,7 +4,8 @@
  * clock and condition waits (`clock.ts`), processes and signals (`processes.ts`), private files
  * (`private_fs.ts`, `credentials_file.ts`), stdio and logs (`stdio.ts`, `output.ts`, `log.ts`),
  * sockets (`unix_request.ts`), and the helpers every layer shares: typed errors (`errors.ts`),
- * shell quoting for the one pane command (`shell_quote.ts`), line reading and output parsing.
+ * shell quoting for the one pane command (`shell_quote.ts`), environment lookups (`env.ts`), line
+ * reading and output parsing.
  *
  * May import: nothing of muxbridge outside `lib/sys/`. Everything else may import it.
  * `tests/import_direction_test.ts` keeps it so.

@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import semver from "semver";
-import type { Backend, SpawnRequest } from "../../lib/backend.ts";
+import { BACKENDS } from "../../backends/mod.ts";
+import type { Backend, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
@@ -19,7 +20,8 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import type { AnswerFault } from "./_lost_answer.ts";
 import { type Requirement, requires } from "../helpers/requires.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 /** A started multiplexer with a backend pointed at it. */
 export interface ContractFixture {
@@ -58,13 +60,13 @@ async function spawnStandIn(
   extra: Partial<SpawnRequest> = {},
   ignoreSignals = false,
   startMs = 5000,
-): Promise<{ paneId: string; launch: Launch; progDir: string }> {
+): Promise<{ paneId: PaneId; launch: Launch; progDir: string }> {
   const progDir = await Deno.makeTempDir({ dir: f.dir, prefix: "prog-" });
   const standIn = await writeStandIn(progDir, { ignoreSignals });
   const cwd = extra.cwd ?? progDir;
   const argv = [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId, "--dir", cwd];
   const { paneId } = await f.backend.spawn({
-    sessionId,
+    sessionId: validateSessionId(sessionId),
     title: `title ${sessionId}`,
     argv,
     cwd,
@@ -151,7 +153,7 @@ export function backendContract(
     await assert.rejects(
       () =>
         f.backend.spawn({
-          sessionId: "ses_contractNoEnv",
+          sessionId: validateSessionId("ses_contractNoEnv"),
           title: "t",
           argv: ["/bin/sh", "-c", "exit 0"],
           cwd: f.dir,
@@ -182,7 +184,10 @@ export function backendContract(
 
   test("ids that could be read as flags are refused before anything runs", async (f) => {
     for (const bad of ["-t", "--help", "", "a\nb"]) {
-      await assert.rejects(() => f.backend.kill(bad), (e) => isMuxError(e, "invalid_argument"));
+      await assert.rejects(
+        () => f.backend.kill(forgedPaneId(bad)),
+        (e) => isMuxError(e, "invalid_argument"),
+      );
     }
   });
 
@@ -306,7 +311,7 @@ export function backendContract(
         assert.deepEqual(await f.backend.findSpawned(result.pending.token), []);
         const left = await fresh();
         assert.equal(left.length, 1, "the split was carried out");
-        for (const id of left) await f.backend.kill(id);
+        for (const id of left) await f.backend.kill(validatePaneId(id));
         return;
       }
       // Found by its token (or, for a backend without one, by what its spawn saw at once) and
@@ -334,15 +339,17 @@ export function backendContract(
     });
   }
 
-  test("doctor() passes every check against a healthy multiplexer", async (f) => {
+  test("doctor() passes every check against a healthy multiplexer, each one its module declares", async (f) => {
     const checks = await f.backend.doctor();
     assert.ok(checks.length > 0);
     assert.deepEqual(checks.filter((c) => c.status === "fail"), []);
+    const declared = BACKENDS.find((b) => b.name === f.backend.name)?.doctor ?? [];
+    assert.deepEqual(checks.map((c) => c.name).filter((n) => !declared.includes(n)), []);
   });
 }
 
 /** A pane id of the backend's own form that names no pane: open one, close it, reuse its id. */
-async function unknownPaneId(f: ContractFixture): Promise<string> {
+async function unknownPaneId(f: ContractFixture): Promise<PaneId> {
   const { paneId } = await spawnStandIn(f, "ses_contractGhost");
   await f.backend.kill(paneId);
   await waitFor(clock, async () => (await f.backend.inspect(paneId)) === null, {

@@ -6,9 +6,10 @@
  * @module
  */
 
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import type { FakeRunner } from "../fakes/fake_runner.ts";
@@ -42,8 +43,12 @@ export const inside = (extra: Record<string, string> = {}): Identity => ({
 export function deps(
   run: FakeRunner,
   flags: ConfigLayer = {},
-  options: { identity?: Identity; env?: Record<string, string>; log?: BackendDeps["log"] } = {},
-): BackendDeps {
+  options: {
+    identity?: Identity;
+    env?: Record<string, string>;
+    log?: BackendDeps<FullConfig>["log"];
+  } = {},
+): BackendDeps<FullConfig> {
   return {
     run: run.run,
     env: (name) => options.env?.[name],

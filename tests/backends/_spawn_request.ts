@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { SpawnRequest } from "../../lib/backend.ts";
+import type { SpawnRequest } from "../../lib/backend/backend.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 /**
  * A spawn request for child `ses_abc` ("fix the bug", `opencode attach … --dir /w`, owner
@@ -15,7 +16,7 @@ import type { SpawnRequest } from "../../lib/backend.ts";
  * @returns The request.
  */
 export const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({
-  sessionId: "ses_abc",
+  sessionId: validateSessionId("ses_abc"),
   title: "fix the bug",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/w"],
   cwd: "/w",

@@ -4,7 +4,7 @@
  * program.
  */
 
-import { createCmuxBackend } from "../../backends/cmux.ts";
+import { createCmuxBackend } from "../../backends/cmux/backend.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { backendContract } from "./_contract.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";

@@ -9,11 +9,11 @@
 
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createRunner, type Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
 
 /** The fake CLI. */
@@ -81,7 +81,7 @@ export interface FakeCmux {
   /** Every argv the fake received, in order. */
   calls(): string[][];
   /** Backend deps pointed at the fake (config `cmux.bin` = the fake). */
-  deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps;
+  deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps<FullConfig>;
   /** Kills the programs the fake started and removes the directory. */
   close(): Promise<void>;
 }
@@ -205,7 +205,7 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
         env: lookup,
         flags: { backend: "cmux", command_timeout_ms: 10_000, cmux: { bin: FAKE_CMUX }, ...flags },
       }),
-      identity: detectIdentity(lookup),
+      identity: detectAll(lookup),
       log,
     };
   };

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createCmuxBackend } from "../../backends/cmux.ts";
+import { createCmuxBackend } from "../../backends/cmux/backend.ts";
 import { CMUX_ERROR_CODES, cmuxError } from "../../backends/cmux/_command.ts";
 import {
   parseCmuxVersion,
@@ -17,13 +17,13 @@ import {
   parseTree,
 } from "../../backends/cmux/_parse.ts";
 import { typedCommand } from "../../backends/cmux/_typed.ts";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { createLogger, silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
@@ -34,12 +34,13 @@ import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();
 const W = "11111111-1111-1111-1111-111111111111";
-const C = "22222222-2222-2222-2222-222222222222";
-const N = "33333333-3333-3333-3333-333333333333";
+const C = validatePaneId("22222222-2222-2222-2222-222222222222");
+const N = validatePaneId("33333333-3333-3333-3333-333333333333");
 const P = "44444444-4444-4444-4444-444444444444";
 const SOCK = "/tmp/cmux-test.sock";
 const ENV = { CMUX_SOCKET_PATH: SOCK, CMUX_WORKSPACE_ID: W, CMUX_SURFACE_ID: C };
@@ -47,12 +48,12 @@ const base = ["cmux", "--socket", SOCK];
 
 function makeDeps(run: Runner, flags: ConfigLayer = {}, env: Record<string, string> = ENV) {
   const lookup = fakeEnv(env);
-  const deps: BackendDeps = {
+  const deps: BackendDeps<FullConfig> = {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "cmux", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
   return deps;
@@ -108,7 +109,7 @@ function fakeCli(help = HELP_ALL, version = "cmux 0.64.17\n") {
 }
 
 const spawnReq = (extra: Record<string, unknown> = {}) => ({
-  sessionId: "ses_abc",
+  sessionId: validateSessionId("ses_abc"),
   title: "fix it",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/src"],
   cwd: "/src",
@@ -310,10 +311,10 @@ Deno.test("cmux refuses refs and its own surface before running anything", async
   const fake = createFakeRunner();
   const backend = createCmuxBackend(makeDeps(fake.run));
   for (const bad of ["surface:3", "workspace:1", "-x", ""]) {
-    await assertMuxError(backend.kill(bad), "invalid_argument");
+    await assertMuxError(backend.kill(forgedPaneId(bad)), "invalid_argument");
   }
   await assertMuxError(backend.kill(C), "not_owned");
-  await assertMuxError(backend.kill(C.toLowerCase()), "not_owned");
+  await assertMuxError(backend.kill(validatePaneId(C.toLowerCase())), "not_owned");
   await assertMuxError(backend.interrupt(C), "not_owned");
   assert.equal(fake.calls.length, 0);
 });
@@ -370,7 +371,7 @@ async function spawnStandIn(fake: FakeCmux, backend: ReturnType<typeof createCmu
   const prog = await Deno.makeTempDir({ dir: fake.dir });
   const standIn = await writeStandIn(prog);
   const { paneId } = await backend.spawn({
-    sessionId: "ses_fake",
+    sessionId: validateSessionId("ses_fake"),
     title: "fake",
     argv: [standIn, "attach", "u"],
     cwd: prog,
@@ -413,9 +414,12 @@ Deno.test("cmux against the fake: every call pins --socket and names the workspa
 Deno.test("cmux kill() never asks cmux to close a surface that is not listed right now", async () => {
   await withFake({ faults: { "close-surface": "bad-close" } }, async (fake) => {
     const backend = createCmuxBackend(fake.deps());
-    await assertMuxError(backend.kill(crypto.randomUUID()), "pane_not_found");
-    await assertMuxError(backend.interrupt(crypto.randomUUID()), "pane_not_found");
-    await assertMuxError(backend.setTitle(crypto.randomUUID(), "x"), "pane_not_found");
+    await assertMuxError(backend.kill(validatePaneId(crypto.randomUUID())), "pane_not_found");
+    await assertMuxError(backend.interrupt(validatePaneId(crypto.randomUUID())), "pane_not_found");
+    await assertMuxError(
+      backend.setTitle(validatePaneId(crypto.randomUUID()), "x"),
+      "pane_not_found",
+    );
     assert.ok(!fake.calls().some((a) => a.includes("close-surface") || a.includes("send-key")));
     const ids = fake.read().windows[0].workspaces[0].panes.flatMap((p) =>
       p.surfaces.map((s) => s.id)

@@ -9,10 +9,11 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { createHerdrBackend } from "../../backends/herdr.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import { createHerdrBackend } from "../../backends/herdr/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
@@ -168,7 +169,7 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
       log: Logger = silentLogger,
       seams: { run?: Runner; unixRequest?: UnixRequester } = {},
     ) {
-      const deps: BackendDeps = {
+      const deps: BackendDeps<FullConfig> = {
         run: seams.run ?? runner,
         env: () => undefined,
         clock: createRealClock(),

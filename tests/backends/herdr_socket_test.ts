@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { createConnection } from "node:net";
-import { createHerdrBackend } from "../../backends/herdr.ts";
+import { createHerdrBackend } from "../../backends/herdr/backend.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import { resolveHerdrSocket, type UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
@@ -22,6 +22,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "./herdr_fixture.ts";
+import { validatePaneId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 /** Log lines, for "logged once". */
@@ -124,14 +125,14 @@ Deno.test("herdr over the socket: a pane's life is these requests and no process
   ]);
   assert.ok(sent.every((s) => s.path === SOCKET));
   assert.equal(new Set(sent.map((s) => s.id)).size, sent.length, "one id per request");
-  assert.deepEqual(await backend.inspect("w1:p2"), {
+  assert.deepEqual(await backend.inspect(validatePaneId("w1:p2")), {
     paneId: "w1:p2",
     dead: false,
     title: "fix the bug",
   });
-  await backend.interrupt("w1:p2");
-  await backend.setTitle("w1:p2", "\u0007");
-  await backend.kill("w1:p2");
+  await backend.interrupt(validatePaneId("w1:p2"));
+  await backend.setTitle(validatePaneId("w1:p2"), "\u0007");
+  await backend.kill(validatePaneId("w1:p2"));
   assert.deepEqual(sent.slice(5).map(({ method, params }) => [method, params]), [
     ["pane.get", { pane_id: "w1:p2" }],
     ["pane.send_keys", { pane_id: "w1:p2", keys: ["ctrl+c"] }],
@@ -161,8 +162,8 @@ Deno.test("herdr finds its socket as the herdr CLI would for muxbridge's command
     HERDR_SESSION: "envs",
   };
   assert.equal(
-    where({ herdr: { session: "work" } }, env, inside()),
-    "/cfg/herdr/sessions/work/herdr.sock",
+    where({ herdr: { session: "job" } }, env, inside()),
+    "/cfg/herdr/sessions/job/herdr.sock",
   );
   assert.equal(where({ herdr: { session: "default" } }, env), "/cfg/herdr/herdr.sock");
   assert.equal(where({ herdr: { socket_path: "/s.sock" } }, env, inside()), "/s.sock");
@@ -261,14 +262,16 @@ Deno.test("herdr over the socket maps herdr's error codes through the one table"
     const { send } = scriptedSocket({ ping: pong(), "pane.close": { error: herdrCode } });
     const backend = createHerdrBackend(deps(createFakeRunner()), { unixRequest: send });
     await assert.rejects(
-      () => backend.kill("w1:p2"),
+      () => backend.kill(validatePaneId("w1:p2")),
       (e) => isMuxError(e) && e.code === code,
       herdrCode,
     );
   }
   const { send } = scriptedSocket({ ping: pong(), "pane.get": { error: "pane_not_found" } });
   assert.equal(
-    await createHerdrBackend(deps(createFakeRunner()), { unixRequest: send }).inspect("w9:p9"),
+    await createHerdrBackend(deps(createFakeRunner()), { unixRequest: send }).inspect(
+      validatePaneId("w9:p9"),
+    ),
     null,
   );
 });
@@ -383,9 +386,9 @@ fakeTest(
       // Garbage on a read: repeated through the CLI, and the CLI from then on.
       let { backend, lines } = await fresh();
       await server.update((s) => (s.socketFault = "garbage:pane.get"));
-      assert.equal((await backend.inspect("w1:p1"))?.paneId, "w1:p1");
+      assert.equal((await backend.inspect(validatePaneId("w1:p1")))?.paneId, "w1:p1");
       await server.update((s) => delete s.socketFault);
-      await backend.setTitle("w1:p1", "mine");
+      await backend.setTitle(validatePaneId("w1:p1"), "mine");
       assert.deepEqual((await cliCommands(server)).map((a) => a.slice(0, 2)), [
         ["pane", "get"],
         ["pane", "rename"],
@@ -409,15 +412,18 @@ fakeTest(
       ({ backend } = await fresh());
       const mark = (await server.calls()).length;
       await server.update((s) => (s.socketFault = "hang:pane.get"));
-      await assert.rejects(() => backend.inspect("w1:p1"), (e) => isMuxError(e, "timed_out"));
+      await assert.rejects(
+        () => backend.inspect(validatePaneId("w1:p1")),
+        (e) => isMuxError(e, "timed_out"),
+      );
       assert.equal((await server.calls()).length, mark, "not repeated");
       await server.update((s) => delete s.socketFault);
-      assert.equal((await backend.inspect("w1:p1"))?.paneId, "w1:p1");
+      assert.equal((await backend.inspect(validatePaneId("w1:p1")))?.paneId, "w1:p1");
       assert.ok((await server.calls()).slice(mark).some((a) => a[1] === "get"));
       // The server dies: a request that never reached it is repeated through the CLI.
       ({ backend } = await fresh());
       await server.stopSocket(true);
-      assert.equal((await backend.inspect("w1:p1"))?.paneId, "w1:p1");
+      assert.equal((await backend.inspect(validatePaneId("w1:p1")))?.paneId, "w1:p1");
     } finally {
       await server.close();
     }
@@ -441,16 +447,20 @@ fakeTest(
       for (const [fault, code] of cases) {
         await server.update((s) => (s.socketFault = `${fault}:pane.get`));
         await assert.rejects(
-          () => backend.inspect("w1:p1"),
+          () => backend.inspect(validatePaneId("w1:p1")),
           (e) => isMuxError(e) && e.code === code,
           fault,
         );
       }
       await server.update((s) => delete s.socketFault);
-      assert.equal((await backend.inspect("w1:p1"))?.paneId, "w1:p1", "still the socket");
+      assert.equal(
+        (await backend.inspect(validatePaneId("w1:p1")))?.paneId,
+        "w1:p1",
+        "still the socket",
+      );
       await server.stopSocket(true);
       await assert.rejects(
-        () => backend.inspect("w1:p1"),
+        () => backend.inspect(validatePaneId("w1:p1")),
         (e) => isMuxError(e, "backend_unreachable") && /no herdr server is running/.test(e.message),
       );
       const gone = server.backend({

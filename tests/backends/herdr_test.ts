@@ -6,11 +6,13 @@
  * is in `herdr_socket_test.ts`. herdr cannot run here: nothing in this file touches a real herdr.
  */
 
+import type { FullConfig } from "../helpers/config.ts";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import semver from "semver";
-import { createHerdrBackend, HERDR_MIN_VERSION } from "../../backends/herdr.ts";
+import { createHerdrBackend } from "../../backends/herdr/backend.ts";
+import { HERDR_MIN_VERSION } from "../../backends/herdr/_traits.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import {
   OkSchema,
@@ -20,11 +22,11 @@ import {
   parseHerdrVersion,
   parseResult,
 } from "../../backends/herdr/_parse.ts";
-import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
+import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { createRunner } from "../../lib/sys/exec.ts";
-import { validateText } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateText } from "../../lib/validate.ts";
 import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
@@ -33,13 +35,15 @@ import { request } from "./_spawn_request.ts";
 import { startFakeHerdr } from "./herdr_fixture.ts";
 import { type Requirement, requires, tool, which } from "../helpers/requires.ts";
 import { runTag } from "../helpers/run_tag.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();
 /** No herdr socket answers here: every command goes through the fake runner. */
 const noSocket: UnixRequester = () =>
   Promise.resolve({ ok: false, reason: "unreachable", sent: false, detail: "ENOENT" });
 
-const herdrBackend = (d: BackendDeps) => createHerdrBackend(d, { unixRequest: noSocket });
+const herdrBackend = (d: BackendDeps<FullConfig>) =>
+  createHerdrBackend(d, { unixRequest: noSocket });
 
 const pane = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -141,7 +145,7 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
   }).output();
   assert.equal(new TextDecoder().decode(sourced.stdout), password);
   // Closing the pane removes a file its shell never read.
-  await backend.kill("w1:p2");
+  await backend.kill(validatePaneId("w1:p2"));
   assert.ok(!existsSync(dir));
 });
 
@@ -190,12 +194,12 @@ Deno.test("herdr spawn() leaves out a title that would read as a flag, and setTi
   await backend.spawn(request({ title: "--help" }));
   assert.ok(!run.calls.some((c) => c.argv.includes("rename")));
   await assert.rejects(
-    () => backend.setTitle("w1:p2", "-x"),
+    () => backend.setTitle(validatePaneId("w1:p2"), "-x"),
     (e) => isMuxError(e, "invalid_argument"),
   );
-  await backend.setTitle("w1:p2", "a\u001b]0;pwned\u0007b\u2028c");
+  await backend.setTitle(validatePaneId("w1:p2"), "a\u001b]0;pwned\u0007b\u2028c");
   assert.deepEqual(run.calls.at(-1)?.argv, ["herdr", "pane", "rename", "w1:p2", "a]0;pwnedbc"]);
-  await backend.setTitle("w1:p2", "\u0007");
+  await backend.setTitle(validatePaneId("w1:p2"), "\u0007");
   assert.deepEqual(run.calls.at(-1)?.argv, ["herdr", "pane", "rename", "w1:p2", "--clear"]);
 });
 
@@ -203,8 +207,9 @@ Deno.test("herdr refuses unsafe ids and variables before running anything", asyn
   const run = createFakeRunner();
   const backend = herdrBackend(deps(run));
   for (const bad of ["", "-t", "--session", "w1:p1 --help", "w1:\np2"]) {
-    await assert.rejects(() => backend.kill(bad), (e) => isMuxError(e, "invalid_argument"));
-    await assert.rejects(() => backend.interrupt(bad), (e) => isMuxError(e, "invalid_argument"));
+    const id = forgedPaneId(bad);
+    await assert.rejects(() => backend.kill(id), (e) => isMuxError(e, "invalid_argument"));
+    await assert.rejects(() => backend.interrupt(id), (e) => isMuxError(e, "invalid_argument"));
   }
   const envs: Array<Record<string, string>> = [
     { HERDR_PANE_ID: "x" },
@@ -234,7 +239,7 @@ Deno.test("herdr maps its error codes through one table", async () => {
       .on(["herdr", "--version"], { stdout: "herdr 0.9.1" })
       .on(["herdr", "pane", "close", "w1:p2"], { code: 1, stderr: apiError(herdrCode, "m") });
     await assert.rejects(
-      () => herdrBackend(deps(run)).kill("w1:p2"),
+      () => herdrBackend(deps(run)).kill(validatePaneId("w1:p2")),
       (e) => isMuxError(e) && e.code === code,
       herdrCode,
     );
@@ -243,7 +248,7 @@ Deno.test("herdr maps its error codes through one table", async () => {
     .on(["herdr", "--version"], { stdout: "herdr 0.9.1" })
     .on(["herdr", "pane", "close", "w1:p2"], { code: 2, stderr: "usage: herdr pane close <id>\n" });
   await assert.rejects(
-    () => herdrBackend(deps(usage)).kill("w1:p2"),
+    () => herdrBackend(deps(usage)).kill(validatePaneId("w1:p2")),
     (e) => isMuxError(e, "command_failed") && /usage: herdr pane close/.test(e.message),
   );
 });
@@ -257,8 +262,12 @@ Deno.test("herdr inspect() returns null for pane_not_found and the label as titl
     })
     .on(["herdr", "pane", "get", "w1:pZ"], { stdout: pane("w1:pZ", { label: "t" }) });
   const backend = herdrBackend(deps(run));
-  assert.equal(await backend.inspect("w9:p9"), null);
-  assert.deepEqual(await backend.inspect("w1:pZ"), { paneId: "w1:pZ", dead: false, title: "t" });
+  assert.equal(await backend.inspect(validatePaneId("w9:p9")), null);
+  assert.deepEqual(await backend.inspect(validatePaneId("w1:pZ")), {
+    paneId: "w1:pZ",
+    dead: false,
+    title: "t",
+  });
 });
 
 Deno.test("herdr gates the version at 0.8.2 and refuses previews of it", async () => {
@@ -473,7 +482,7 @@ fakeTest("herdr (fake CLI) ids with letters stay strings: w1:p9, w1:pA, w1:pB", 
   try {
     await server.update((s) => (s.workspaces.w1.nextPane = 9));
     const backend = server.backend();
-    const ids: string[] = [];
+    const ids: PaneId[] = [];
     for (let i = 0; i < 3; i++) ids.push((await spawnStandIn(backend, server.dir)).paneId);
     assert.deepEqual(ids, ["w1:p9", "w1:pA", "w1:pB"]);
     const panes = (await server.state()).panes;
@@ -528,10 +537,13 @@ fakeTest(
       const backend = server.backend({ command_timeout_ms: 1500 });
       await backend.probe();
       server.env.FAKE_HERDR_FAULT = "hang:get";
-      await assert.rejects(() => backend.inspect("w1:p1"), (e) => isMuxError(e, "timed_out"));
+      await assert.rejects(
+        () => backend.inspect(validatePaneId("w1:p1")),
+        (e) => isMuxError(e, "timed_out"),
+      );
       server.env.FAKE_HERDR_FAULT = "crash:close";
       await assert.rejects(
-        () => backend.kill("w1:p1"),
+        () => backend.kill(validatePaneId("w1:p1")),
         (e) => isMuxError(e, "command_failed") && e.exitCode === 139,
       );
       server.env.FAKE_HERDR_FAULT = "garbage:split";
@@ -540,7 +552,11 @@ fakeTest(
         (e) => isMuxError(e, "unparseable_output"),
       );
       delete server.env.FAKE_HERDR_FAULT;
-      assert.equal((await backend.inspect("w1:p1"))?.paneId, "w1:p1", "works again");
+      assert.equal(
+        (await backend.inspect(validatePaneId("w1:p1")))?.paneId,
+        "w1:p1",
+        "works again",
+      );
       const missing = server.backend({ herdr: { bin: `${server.dir}/no-herdr` } });
       await assert.rejects(() => missing.probe(), (e) => isMuxError(e, "binary_not_found"));
       assert.equal((await missing.doctor())[0].status, "fail");
@@ -596,7 +612,7 @@ fakeTest(
   },
 );
 
-Deno.test("herdr parsers accept the research fixtures", async () => {
+Deno.test("herdr parsers accept the fixtures of tests/testdata/herdr", async () => {
   const read = (name: string) =>
     Deno.readTextFile(new URL(`../testdata/herdr/${name}`, import.meta.url));
   assert.equal(parseHerdrVersion(await read("version.txt")), "0.9.1");

@@ -5,9 +5,9 @@
  * a failure in CI).
  */
 
-import { createKittyBackend } from "../../backends/kitty.ts";
+import { createKittyBackend } from "../../backends/kitty/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { KITTY_TOOLS, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { backendContract } from "./_contract.ts";

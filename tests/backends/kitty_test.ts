@@ -6,16 +6,16 @@
  */
 
 import assert from "node:assert/strict";
-import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty.ts";
+import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty/backend.ts";
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
@@ -25,6 +25,8 @@ import { KITTY_TOOLS, type KittyServer, sharedKittyServer } from "../helpers/kit
 import { requires } from "../helpers/requires.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();
 /** kitty under Xvfb on a loaded machine is slow to start programs and close windows. */
@@ -40,14 +42,14 @@ function makeDeps(
   run: Runner,
   flags: ConfigLayer = {},
   env: Record<string, string> = { KITTY_WINDOW_ID: "1", KITTY_LISTEN_ON: ADDR },
-): BackendDeps {
+): BackendDeps<FullConfig> {
   const lookup = fakeEnv(env);
   return {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "kitty", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
 }
@@ -76,7 +78,7 @@ interface FakeWindow {
   user_vars?: Record<string, string>;
 }
 
-/** `ls` JSON in the shape of kitty >= 0.30 (keys per research §3.3; synthesized). */
+/** `ls` JSON in the shape of kitty >= 0.30 (keys per docs/backends/kitty.md §3; synthesized). */
 function lsJson(tabs: Array<{ id?: number; layout?: string; windows: FakeWindow[] }>): string {
   return JSON.stringify([{
     id: 1,
@@ -98,7 +100,7 @@ function lsJson(tabs: Array<{ id?: number; layout?: string; windows: FakeWindow[
 }
 
 const spawnReq = (extra: Record<string, unknown> = {}) => ({
-  sessionId: "ses_abc",
+  sessionId: validateSessionId("ses_abc"),
   title: "fix it",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_abc", "--dir", "/src"],
   cwd: "/src",
@@ -346,7 +348,7 @@ Deno.test("kitty spawn() passes credentials through a private file a /bin/sh -c 
   assert.ok(file !== "");
   // The window's program never ran here: killing the window removes the file.
   fake.on(rcArgv("kitty", "close-window", "--match=id:2"), {});
-  await backend.kill("2");
+  await backend.kill(validatePaneId("2"));
   await assert.rejects(() => Deno.stat(file), Deno.errors.NotFound);
 });
 
@@ -416,7 +418,8 @@ Deno.test("kitty ignores KITTY_WINDOW_ID when kitty.listen_on names another kitt
   const launch = fake.calls.at(-1)?.argv ?? [];
   assert.ok(!launch.some((a) => a.startsWith("--match")), JSON.stringify(launch));
   assert.deepEqual(
-    (await backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: ["3"] })).applied,
+    (await backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: [validatePaneId("3")] }))
+      .applied,
     false,
   );
 });
@@ -434,7 +437,7 @@ Deno.test("kitty kill() maps kitty's errors by kind", async () => {
   for (const [stderr, code] of table) {
     const fake = fakeKitty("kitty-0.26")
       .on(rcArgv("kitty", "close-window", "--match=id:9"), { code: 1, stderr });
-    await assertMuxError(createKittyBackend(makeDeps(fake.run)).kill("9"), code);
+    await assertMuxError(createKittyBackend(makeDeps(fake.run)).kill(validatePaneId("9")), code);
   }
 });
 
@@ -447,18 +450,18 @@ Deno.test("kitty kill() returns once ls no longer lists the window (kitty closes
       stdout: lsJson([{ windows: [{ id: 1 }] }]),
     });
   const backend = createKittyBackend(makeDeps(fake.run));
-  await backend.kill("2");
+  await backend.kill(validatePaneId("2"));
   assert.equal(fake.calls.filter((c) => c.argv.at(-1) === "ls").length, 3);
-  assert.equal(await backend.inspect("2"), null);
+  assert.equal(await backend.inspect(validatePaneId("2")), null);
 });
 
 Deno.test("kitty interrupt() checks the window exists first, because send-text exits 0 for unknown ids", async () => {
   const fake = fakeKitty("kitty-0.26")
     .on(rcArgv("kitty", "send-text", "--match=id:2", "\\x03"), {});
   const backend = createKittyBackend(makeDeps(fake.run));
-  await assertMuxError(backend.interrupt("9"), "pane_not_found");
+  await assertMuxError(backend.interrupt(validatePaneId("9")), "pane_not_found");
   assert.ok(!fake.calls.some((c) => c.argv.includes("send-text")));
-  await backend.interrupt("2");
+  await backend.interrupt(validatePaneId("2"));
   assert.deepEqual(fake.calls.at(-1)?.argv, rcArgv("kitty", "send-text", "--match=id:2", "\\x03"));
 });
 
@@ -466,8 +469,8 @@ Deno.test("kitty refuses pane ids that are not window numbers before running any
   const fake = createFakeRunner();
   const backend = createKittyBackend(makeDeps(fake.run));
   for (const bad of ["id:1", "1 or id:2", "-1", "", "all"]) {
-    await assertMuxError(backend.kill(bad), "invalid_argument");
-    await assertMuxError(backend.inspect(bad), "invalid_argument");
+    await assertMuxError(backend.kill(forgedPaneId(bad)), "invalid_argument");
+    await assertMuxError(backend.inspect(forgedPaneId(bad)), "invalid_argument");
   }
   assert.equal(fake.calls.length, 0);
 });
@@ -492,10 +495,11 @@ Deno.test("kitty listOwned() finds marked windows on 0.30+ and nothing on 0.26",
 });
 
 Deno.test("kitty applyLayout() reshapes a tab only when it holds the anchor and owned windows alone", async () => {
-  const layout = (ls: string, panes: string[], req = "main-vertical" as const) => {
+  const layout = (ls: string, ids: string[], req = "main-vertical" as const) => {
     const fake = fakeKitty("kitten-0.40", ls)
       .on(rcArgv("kitten", "goto-layout", "--match=window_id:1", KITTY_LAYOUTS[req]), {});
     const backend = createKittyBackend(makeDeps(fake.run));
+    const panes = ids.map(validatePaneId);
     return backend.applyLayout({ layout: req, mainPaneSize: 60, panes }).then((r) => ({
       ...r,
       ran: fake.calls.some((c) => c.argv.includes("goto-layout")),
@@ -545,7 +549,7 @@ Deno.test("kitty applyLayout() does not ask for a layout the tab has not enabled
   const result = await createKittyBackend(makeDeps(fake.run)).applyLayout({
     layout: "tiled",
     mainPaneSize: 60,
-    panes: ["2"],
+    panes: [validatePaneId("2")],
   });
   assert.equal(result.applied, false);
   assert.match(result.detail, /grid is not in enabled_layouts/);
@@ -613,7 +617,7 @@ live(
     assert.equal(probe.binary, "kitty", "Debian's 0.26.5 has no kitten");
     const r = await server.rc(["send-text", "--match=id:99999", "x"]);
     assert.equal(r.code, 0);
-    await assertMuxError(backend.interrupt("99999"), "pane_not_found");
+    await assertMuxError(backend.interrupt(validatePaneId("99999")), "pane_not_found");
     const lost = createKittyBackend(makeDeps(server.runner, {
       command_timeout_ms: 15_000,
       kitty: { listen_on: server.address, window_id: 99999 },
@@ -637,7 +641,7 @@ live(
     const password = "a $HOME ${HOME} $$ $(x) `y` 'q' b";
     const argv = [standIn, "@active-kitty-window-id", "$HOME", "~", "@selection", "-x"];
     const { paneId } = await backend.spawn({
-      sessionId: "ses_hostile",
+      sessionId: validateSessionId("ses_hostile"),
       title: "current",
       argv,
       cwd,
@@ -659,7 +663,7 @@ live(
 live("kill() returns only once kitty no longer lists the window", async (server, backend) => {
   await backend.probe();
   const { paneId } = await backend.spawn({
-    sessionId: "ses_kill",
+    sessionId: validateSessionId("ses_kill"),
     title: "k",
     argv: ["sleep", "600"],
     cwd: server.dir,
@@ -679,7 +683,7 @@ live(
   async (server, backend) => {
     await backend.probe();
     const { paneId } = await backend.spawn({
-      sessionId: "ses_layout",
+      sessionId: validateSessionId("ses_layout"),
       title: "l",
       argv: ["sleep", "600"],
       cwd: server.dir,

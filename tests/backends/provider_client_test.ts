@@ -4,13 +4,14 @@
  */
 
 import assert from "node:assert/strict";
-import { createProviderBackend } from "../../backends/provider/mod.ts";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
 import { providerJsonSchema } from "../../backends/provider/protocol.ts";
 import type { LineProcessExit, LineProcessOpener } from "../../lib/sys/line_process.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";
 import { until } from "../helpers/until.ts";
 import { providerDeps } from "./provider_fixture.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 type Request = { id: number; method: string; params: Record<string, unknown> };
 
@@ -79,7 +80,7 @@ function backendOn(answer: (req: Request) => string[] | null, timeoutMs = 5000) 
 }
 
 const spawnReq = (env: Record<string, string> = {}) => ({
-  sessionId: "ses_mem",
+  sessionId: validateSessionId("ses_mem"),
   title: "fix #{pane_id} $HOME ^C",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_mem"],
   cwd: "/tmp",
@@ -125,7 +126,7 @@ Deno.test("provider backend: spawn sends argv, cwd, env, the clean title, the an
     env: { OPENCODE_SERVER_PASSWORD: "s3cret" },
     title: "fix #{pane_id} $HOME ^C",
     anchor: "a1",
-    sessionId: "ses_mem",
+    sessionId: validateSessionId("ses_mem"),
     token: spawnReq().token,
   });
   assert.equal(requests.at(-1)!.method, "list", "the new pane is checked in the list");
@@ -159,11 +160,20 @@ Deno.test("provider backend: the provider's error codes become muxbridge's", asy
       }),
     ];
   });
-  await assert.rejects(backend.interrupt("p1"), (e) => isMuxError(e, "pane_not_found"));
-  await assert.rejects(backend.kill("p1"), (e) => isMuxError(e, "backend_unreachable"));
-  await assert.rejects(backend.setTitle("p1", "t"), (e) => isMuxError(e, "unsupported"));
   await assert.rejects(
-    backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: ["p1"] }),
+    backend.interrupt(validatePaneId("p1")),
+    (e) => isMuxError(e, "pane_not_found"),
+  );
+  await assert.rejects(
+    backend.kill(validatePaneId("p1")),
+    (e) => isMuxError(e, "backend_unreachable"),
+  );
+  await assert.rejects(
+    backend.setTitle(validatePaneId("p1"), "t"),
+    (e) => isMuxError(e, "unsupported"),
+  );
+  await assert.rejects(
+    backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: [validatePaneId("p1")] }),
     (e) => isMuxError(e, "invalid_argument"),
   );
   await backend.dispose?.();
@@ -177,8 +187,14 @@ Deno.test("provider backend: no layout and no titles where the provider has none
   );
   const layout = await backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: [] });
   assert.equal(layout.applied, false);
-  await assert.rejects(backend.setTitle("p1", "t"), (e) => isMuxError(e, "unsupported"));
-  await assert.rejects(backend.setTitle("p2", "t"), (e) => isMuxError(e, "pane_not_found"));
+  await assert.rejects(
+    backend.setTitle(validatePaneId("p1"), "t"),
+    (e) => isMuxError(e, "unsupported"),
+  );
+  await assert.rejects(
+    backend.setTitle(validatePaneId("p2"), "t"),
+    (e) => isMuxError(e, "pane_not_found"),
+  );
   assert.deepEqual(requests.map((r) => r.method), ["initialize", "list", "list"]);
   await backend.dispose?.();
 });
@@ -201,11 +217,15 @@ Deno.test("provider backend: an aborted call is interrupted, and its late answer
   await backend.probe();
   hold = true;
   const controller = new AbortController();
-  const pending = backend.inspect("p1", controller.signal);
+  const pending = backend.inspect(validatePaneId("p1"), controller.signal);
   await until("the call is written", () => held !== undefined);
   controller.abort();
   await assert.rejects(pending, (e) => isMuxError(e, "interrupted"));
-  assert.equal(await backend.inspect("p1"), null, "the next call gets its own answer");
+  assert.equal(
+    await backend.inspect(validatePaneId("p1")),
+    null,
+    "the next call gets its own answer",
+  );
   assert.ok(!logs.some((l) => l.includes("violation")), logs.join(""));
   await backend.dispose?.();
 });
@@ -223,7 +243,10 @@ Deno.test("provider backend: an error for a request the provider could not read 
       r.method === "initialize" ? [ok(r.id, INIT({}))] : [bad(r.id)]
     );
     await backend.probe().catch(() => {});
-    await assert.rejects(backend.inspect("p1"), (e) => isMuxError(e, "unparseable_output"));
+    await assert.rejects(
+      backend.inspect(validatePaneId("p1")),
+      (e) => isMuxError(e, "unparseable_output"),
+    );
     assert.ok(logs.some((l) => / error: provider mem: /.test(l)), logs.join(""));
     await backend.dispose?.();
   }
@@ -234,7 +257,10 @@ Deno.test("provider backend: a result of the wrong shape is unparseable_output; 
     r.method === "initialize" ? [ok(r.id, INIT({}))] : [ok(r.id, { panes: "nope" })]
   );
   await assert.rejects(backend.probe(), (e) => isMuxError(e, "unparseable_output"));
-  await assert.rejects(backend.inspect("p1"), (e) => isMuxError(e, "unparseable_output"));
+  await assert.rejects(
+    backend.inspect(validatePaneId("p1")),
+    (e) => isMuxError(e, "unparseable_output"),
+  );
   assert.equal(requests.filter((r) => r.method === "initialize").length, 1, "not restarted");
   await backend.dispose?.();
 });

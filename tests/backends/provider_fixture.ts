@@ -6,9 +6,10 @@
  */
 
 import { fileURLToPath } from "node:url";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
 
@@ -75,7 +76,7 @@ export function providerDeps(
   command: readonly string[],
   flags: ConfigLayer = {},
   log: Logger = silentLogger,
-): BackendDeps {
+): BackendDeps<FullConfig> {
   return {
     run: () => Promise.reject(new Error("the provider backend runs no one-shot program")),
     env: () => undefined,

@@ -4,7 +4,7 @@
  * private session (its own SCREENDIR, a unique name, `-X quit` at the end).
  */
 
-import { createProviderBackend } from "../../backends/provider/mod.ts";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
 import { startScreenSession } from "../helpers/screen_session.ts";
 import { tool } from "../helpers/requires.ts";
 import { backendContract } from "./_contract.ts";

@@ -7,8 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createProviderBackend } from "../../backends/provider/mod.ts";
-import type { Backend } from "../../lib/backend.ts";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
+import type { Backend } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";
@@ -18,7 +18,7 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { FAKE_PROVIDER, openerWith, providerDeps } from "./provider_fixture.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -177,7 +177,7 @@ Deno.test("provider backend: dispose() stops the provider and nothing it ran is 
     await eventually(() => f.backend.probe());
     const progDir = await Deno.makeTempDir({ dir: f.dir });
     const { paneId } = await f.backend.spawn({
-      sessionId: "ses_providerDispose",
+      sessionId: validateSessionId("ses_providerDispose"),
       title: "t",
       argv: [await writeStandIn(progDir)],
       cwd: progDir,
@@ -202,7 +202,7 @@ Deno.test("provider backend: a notification from the provider is ignored, no vio
   const f = await fakeProvider("notify:list");
   try {
     await eventually(() => f.backend.probe());
-    assert.deepEqual(await f.backend.inspect("p99"), null);
+    assert.deepEqual(await f.backend.inspect(validatePaneId("p99")), null);
     assert.ok(f.logs.some((l) => l.includes("notification paneExited ignored")), f.logs.join(""));
     assert.equal(f.state().starts, 1, "a notification is no violation");
   } finally {

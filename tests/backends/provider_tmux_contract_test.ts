@@ -4,7 +4,7 @@
  * private server. Proves the protocol carries everything a full multiplexer backend does.
  */
 
-import { createProviderBackend } from "../../backends/provider/mod.ts";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { tool } from "../helpers/requires.ts";
 import { backendContract } from "./_contract.ts";

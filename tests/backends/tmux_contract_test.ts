@@ -1,9 +1,9 @@
 /** The backend contract against the real tmux, on a private server. */
 
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { startTmuxServer } from "../helpers/tmux_server.ts";
 import { backendContract } from "./_contract.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";

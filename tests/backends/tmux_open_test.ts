@@ -5,10 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { layoutGuard, unchangedGuard } from "../../backends/tmux/_open.ts";
 import { PANE_FORMAT, type PaneRow, parsePaneRows } from "../../backends/tmux/_parse.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
@@ -16,6 +16,7 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { startTmuxServer, type TmuxServer } from "../helpers/tmux_server.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -43,7 +44,7 @@ function counted(server: TmuxServer, flags: Record<string, unknown> = {}) {
 }
 
 const request = (sessionId: string, env: Record<string, string> = {}) => ({
-  sessionId,
+  sessionId: validateSessionId(sessionId),
   title: `title ${sessionId}`,
   argv: SLEEP,
   cwd: "/",

@@ -5,16 +5,16 @@
  */
 
 import assert from "node:assert/strict";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { columnHeightWithOneMore, tiledCell } from "../../backends/tmux/_layout.ts";
 import { PANE_FORMAT, RS, US } from "../../backends/tmux/_parse.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { detectAll, resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 Deno.test("tiledCell() follows tmux's tiled grid (checked live in a 120x40 window)", () => {
   assert.deepEqual(tiledCell(1, 120, 40), { width: 120, height: 40 });
@@ -93,14 +93,14 @@ function backendOn(
       env,
       flags: { backend: "tmux", tmux: { socket_name: "s", target: "%0" } },
     }),
-    identity: detectIdentity(env),
+    identity: detectAll(env),
     log: silentLogger,
   });
   return { fake, backend };
 }
 
 const request = {
-  sessionId: "ses_nospace",
+  sessionId: validateSessionId("ses_nospace"),
   title: "t",
   argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_nospace"],
   cwd: "/tmp",

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { createTmuxBackend } from "../../backends/tmux.ts";
+import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { escapeArgument, joinCommands } from "../../backends/tmux/_command.ts";
 import { mainPaneValue, parseWindowLayout, planLayout } from "../../backends/tmux/_layout.ts";
 import {
@@ -14,18 +14,19 @@ import {
   type PaneRow,
   parsePaneRows,
   parseTmuxVersion,
+  tmuxPaneId,
 } from "../../backends/tmux/_parse.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
-import { cleanTitle } from "../../lib/validate.ts";
+import { cleanTitle, type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
@@ -35,17 +36,18 @@ import {
   type TmuxServerOptions,
 } from "../helpers/tmux_server.ts";
 import { until } from "../helpers/until.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();
 
 function makeDeps(run: Runner, flags: ConfigLayer = {}, env: Record<string, string> = {}) {
   const lookup = fakeEnv(env);
-  const deps: BackendDeps = {
+  const deps: BackendDeps<FullConfig> = {
     run,
     env: lookup,
     clock,
     config: resolveConfig({ env: lookup, flags: { backend: "tmux", ...flags } }),
-    identity: detectIdentity(lookup),
+    identity: detectAll(lookup),
     log: silentLogger,
   };
   return deps;
@@ -81,7 +83,7 @@ async function rowOf(server: TmuxServer, paneId: string): Promise<PaneRow | unde
 }
 
 const spawnReq = (sessionId: string, argv: readonly string[], cwd: string) => ({
-  sessionId,
+  sessionId: validateSessionId(sessionId),
   title: `title ${sessionId}`,
   argv,
   cwd,
@@ -170,7 +172,7 @@ Deno.test("mainPaneValue() uses a percentage from tmux 3.2 and cells before", ()
 
 function row(paneId: string, extra: Partial<PaneRow> = {}): PaneRow {
   return {
-    paneId,
+    paneId: tmuxPaneId(paneId),
     dead: false,
     active: false,
     index: Number(paneId.slice(1)),
@@ -298,16 +300,14 @@ Deno.test("tmux backend rejects unsafe ids, directories and variables before run
   const fake = createFakeRunner();
   const backend = createTmuxBackend(makeDeps(fake.run, { tmux: { target: "%0" } }));
   const ok = spawnReq("ses_ok", SLEEP, "/tmp");
-  await assertMuxError(backend.spawn({ ...ok, sessionId: "-t" }), "invalid_argument");
-  await assertMuxError(backend.spawn({ ...ok, sessionId: "ses_x;kill" }), "invalid_argument");
   await assertMuxError(backend.spawn({ ...ok, cwd: "relative/dir" }), "invalid_argument");
   await assertMuxError(backend.spawn({ ...ok, owner: "-x" }), "invalid_argument");
   await assertMuxError(backend.spawn({ ...ok, env: { "BAD-NAME": "x" } }), "invalid_argument");
   await assertMuxError(backend.spawn({ ...ok, argv: [] }), "invalid_argument");
-  await assertMuxError(backend.inspect("-t"), "invalid_argument");
-  await assertMuxError(backend.kill("t"), "invalid_argument");
-  await assertMuxError(backend.interrupt("%1;kill-server"), "invalid_argument");
-  await assertMuxError(backend.setTitle("-a", "x"), "invalid_argument");
+  await assertMuxError(backend.inspect(forgedPaneId("-t")), "invalid_argument");
+  await assertMuxError(backend.kill(validatePaneId("t")), "invalid_argument");
+  await assertMuxError(backend.interrupt(forgedPaneId("%1;kill-server")), "invalid_argument");
+  await assertMuxError(backend.setTitle(forgedPaneId("-a"), "x"), "invalid_argument");
   assert.deepEqual(fake.calls, []);
 });
 
@@ -351,7 +351,7 @@ Deno.test("tmux spawn() runs the exact argv, cwd, title, env and marks without m
     const title = "fix \"it\" 'now' #{pane_id} $(touch pwned)\nsecond line;";
     const secret = "s3cr$t `x` 'q' #{pane_id};";
     const spawned = await backend.spawn({
-      sessionId: "ses_Hostile1",
+      sessionId: validateSessionId("ses_Hostile1"),
       title,
       argv: ["/bin/sh", "-c", script, "sh", ...hostile],
       cwd,
@@ -414,10 +414,10 @@ Deno.test("tmux inspect() reports a live pane, null for an unknown one, and a de
       dead: false,
       pid: live.pid,
       title: "title ses_live",
-      sessionId: "ses_live",
+      sessionId: validateSessionId("ses_live"),
       owner: "4242:777",
     });
-    assert.equal(await backend.inspect("%999"), null);
+    assert.equal(await backend.inspect(validatePaneId("%999")), null);
 
     await server.tmux(["set-option", "-w", "-t", server.anchorPane, "remain-on-exit", "on"]);
     const dying = await backend.spawn(
@@ -544,7 +544,7 @@ Deno.test("tmux applyLayout() never reshapes a user pane in the anchor's window"
       server.anchorPane,
       ...SLEEP,
     ])).trim();
-    const panes: string[] = [];
+    const panes: PaneId[] = [];
     for (const id of ["ses_u1", "ses_u2", "ses_u3"]) {
       panes.push((await backend.spawn(spawnReq(id, SLEEP, server.dir))).paneId);
     }
@@ -576,7 +576,7 @@ Deno.test("tmux applyLayout() never reshapes a user pane in the anchor's window"
 Deno.test("tmux spawn() overflows into a tagged window when the anchor's window is full", async () => {
   await withServer({ width: 80, height: 24 }, async (server) => {
     const backend = liveBackend(server);
-    const panes: string[] = [];
+    const panes: PaneId[] = [];
     for (let i = 0; i < 15; i++) {
       panes.push((await backend.spawn(spawnReq(`ses_o${i}`, SLEEP, server.dir))).paneId);
     }

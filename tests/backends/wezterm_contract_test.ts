@@ -4,7 +4,7 @@
  * prints and does, not the program.
  */
 
-import { createWeztermBackend } from "../../backends/wezterm/mod.ts";
+import { createWeztermBackend } from "../../backends/wezterm/backend.ts";
 import { backendContract } from "./_contract.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 import { startFakeWezterm } from "./wezterm_fixture.ts";

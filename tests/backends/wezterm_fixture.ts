@@ -9,11 +9,11 @@
 
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BackendDeps } from "../../lib/backend.ts";
+import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createRunner, type Runner } from "../../lib/sys/exec.ts";
-import { detectIdentity } from "../../lib/identity.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
 import { parseArgvLog } from "./_fake_cli_files.ts";
 
@@ -69,7 +69,7 @@ export interface FakeWezterm {
   /** Every argv the fake received, without the binary. */
   calls(): string[][];
   /** Backend deps pointed at the fake (`wezterm.bin` = the fake; identity from its env). */
-  deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps;
+  deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps<FullConfig>;
   /** Kills every program the fake started and removes the directory. */
   close(): Promise<void>;
 }
@@ -153,7 +153,7 @@ export async function startFakeWezterm(
             wezterm: { bin: FAKE_WEZTERM, ...(flags.wezterm as object | undefined) },
           },
         }),
-        identity: detectIdentity(lookup),
+        identity: detectAll(lookup),
         log,
       };
     },

@@ -6,12 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { createWeztermBackend, type SessionLeader } from "../../backends/wezterm/mod.ts";
+import { createWeztermBackend, type SessionLeader } from "../../backends/wezterm/backend.ts";
 import {
   classifyWeztermFailure,
   parseList,
   parseWeztermVersion,
   weztermMessage,
+  weztermPaneId,
 } from "../../backends/wezterm/_parse.ts";
 import { programArgv } from "../../backends/wezterm/_command.ts";
 import { splitPlan } from "../../backends/wezterm/_place.ts";
@@ -23,6 +24,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 import { type FakeWezterm, startFakeWezterm } from "./wezterm_fixture.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
@@ -46,7 +48,7 @@ async function request(fake: FakeWezterm, sessionId: string, env: Record<string,
   return {
     progDir,
     req: {
-      sessionId,
+      sessionId: validateSessionId(sessionId),
       title: "child",
       argv: [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId],
       cwd: progDir,
@@ -149,7 +151,7 @@ Deno.test("programArgv() passes argv untouched when there is nothing to add, els
 
 Deno.test("splitPlan() splits the anchor first by layout and main_pane_size, then the largest pane muxbridge opened in that tab", () => {
   const pane = (paneId: string, tabId: number, rows: number, cols: number) => ({
-    paneId,
+    paneId: weztermPaneId(paneId),
     tabId,
     windowId: 0,
     title: "",
@@ -479,7 +481,11 @@ Deno.test("wezterm calls that hang, crash or print garbage are bounded errors", 
       const backend = createWeztermBackend(fake.deps({ command_timeout_ms: 1000 }), {
         leaders: null,
       });
-      await assert.rejects(backend.inspect("0"), (e) => isMuxError(e, ...codes), fault);
+      await assert.rejects(
+        backend.inspect(validatePaneId("0")),
+        (e) => isMuxError(e, ...codes),
+        fault,
+      );
     });
   }
 });

@@ -7,10 +7,11 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { createZellijBackend } from "../../backends/zellij.ts";
-import type { Backend, BackendDeps } from "../../lib/backend.ts";
+import { createZellijBackend } from "../../backends/zellij/backend.ts";
+import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -120,7 +121,7 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
     state: files.readState,
     update: files.update,
     backend(flags: ConfigLayer = {}, identity: Identity = insideSession(), run = runner) {
-      const deps: BackendDeps = {
+      const deps: BackendDeps<FullConfig> = {
         run,
         env: () => undefined,
         clock: createRealClock(),

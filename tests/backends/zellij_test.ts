@@ -5,12 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { createZellijBackend, ZELLIJ_MIN_VERSION } from "../../backends/zellij.ts";
+import { createZellijBackend } from "../../backends/zellij/backend.ts";
+import { ZELLIJ_MIN_VERSION } from "../../backends/zellij/_traits.ts";
 import { parseNewPaneId, parsePaneList, parseZellijVersion } from "../../backends/zellij/_parse.ts";
-import type { BackendDeps, SpawnRequest } from "../../lib/backend.ts";
+import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import { type ConfigLayer, resolveConfig } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config.ts";
+import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Identity } from "../../lib/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -21,13 +23,18 @@ import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
 const LIST = [...S, "list-panes", "--json", "--all"];
 
-function deps(run: FakeRunner, flags: ConfigLayer = {}, identity = insideSession()): BackendDeps {
+function deps(
+  run: FakeRunner,
+  flags: ConfigLayer = {},
+  identity = insideSession(),
+): BackendDeps<FullConfig> {
   return {
     run: run.run,
     env: () => undefined,
@@ -77,7 +84,7 @@ Deno.test("parseNewPaneId() takes terminal_N, reads silence as unknown and refus
   }
 });
 
-Deno.test("parsePaneList() keeps terminal panes of the research fixture and marks held ones dead", async () => {
+Deno.test("parsePaneList() keeps terminal panes of the fixture and marks held ones dead", async () => {
   const text = await Deno.readTextFile(
     new URL("../testdata/zellij/list_panes.stdout", import.meta.url),
   );
@@ -223,7 +230,7 @@ Deno.test("zellij refuses versions before 0.44.1 with the version needed, and do
       const op of [
         () => backend.probe(),
         () => backend.spawn(request()),
-        () => backend.kill("terminal_3"),
+        () => backend.kill(validatePaneId("terminal_3")),
       ]
     ) {
       await assert.rejects(op, (e) => {
@@ -246,7 +253,10 @@ Deno.test("zellij addresses zellij.session first, else ZELLIJ_SESSION_NAME, else
     const run = createFakeRunner()
       .on(["zellij", "--version"], { stdout: "zellij 0.45.0" })
       .onPrefix(prefix, { stdout: listJson([0, "~"]) });
-    assert.equal(await createZellijBackend(deps(run, flags, identity)).inspect("terminal_5"), null);
+    assert.equal(
+      await createZellijBackend(deps(run, flags, identity)).inspect(validatePaneId("terminal_5")),
+      null,
+    );
     assert.deepEqual(run.calls[1].argv, [...prefix, "list-panes", "--json", "--all"]);
   }
 });
@@ -256,7 +266,7 @@ Deno.test("zellij interrupt() writes the raw ETX byte, never send-keys", async (
     .on(["zellij", "--version"], { stdout: "zellij 0.45.0" })
     .on(LIST, { stdout: listJson([0, "~"], [5, "t"]) })
     .on([...S, "write", "-p", "terminal_5", "3"], {});
-  await createZellijBackend(deps(run)).interrupt("terminal_5");
+  await createZellijBackend(deps(run)).interrupt(validatePaneId("terminal_5"));
   assert.deepEqual(run.calls.at(-1)?.argv, [...S, "write", "-p", "terminal_5", "3"]);
 });
 
@@ -267,9 +277,9 @@ Deno.test("zellij interrupt(), kill() and setTitle() check the pane first: zelli
   const backend = createZellijBackend(deps(run));
   for (
     const op of [
-      () => backend.interrupt("terminal_9"),
-      () => backend.kill("terminal_9"),
-      () => backend.setTitle("terminal_9", "x"),
+      () => backend.interrupt(validatePaneId("terminal_9")),
+      () => backend.kill(validatePaneId("terminal_9")),
+      () => backend.setTitle(validatePaneId("terminal_9"), "x"),
     ]
   ) {
     await assert.rejects(op, (e) => isMuxError(e, "pane_not_found"));
@@ -281,7 +291,10 @@ Deno.test("zellij refuses ids of another form before running anything", async ()
   const run = createFakeRunner();
   const backend = createZellijBackend(deps(run));
   for (const bad of ["5", "plugin_1", "%3", "-p", "terminal_1 ", "w1:p1"]) {
-    await assert.rejects(() => backend.kill(bad), (e) => isMuxError(e, "invalid_argument"));
+    await assert.rejects(
+      () => backend.kill(forgedPaneId(bad)),
+      (e) => isMuxError(e, "invalid_argument"),
+    );
   }
   assert.equal(run.calls.length, 0);
 });
@@ -299,7 +312,7 @@ Deno.test("zellij maps session failures to backend_unreachable and usage errors 
     .on(LIST, { stdout: listJson([0, "~"], [5, "t"]) })
     .onPrefix([...S, "close-pane"], { code: 2, stderr: "Malformed pane id: x\n" });
   await assert.rejects(
-    () => createZellijBackend(deps(usage)).kill("terminal_5"),
+    () => createZellijBackend(deps(usage)).kill(validatePaneId("terminal_5")),
     (e) => isMuxError(e, "command_failed") && e.exitCode === 2,
   );
 });
@@ -357,7 +370,7 @@ fakeTest(
     try {
       const backend = z.backend();
       await assert.rejects(
-        () => backend.kill("terminal_0"),
+        () => backend.kill(validatePaneId("terminal_0")),
         (e) => isMuxError(e, "unsupported_version"),
       );
       await assert.rejects(() => backend.probe(), (e) => isMuxError(e, "unsupported_version"));
@@ -419,11 +432,11 @@ fakeTest(
     try {
       const backend = z.backend();
       await assert.rejects(
-        () => backend.kill("terminal_99"),
+        () => backend.kill(validatePaneId("terminal_99")),
         (e) => isMuxError(e, "pane_not_found"),
       );
       await assert.rejects(
-        () => backend.interrupt("terminal_99"),
+        () => backend.interrupt(validatePaneId("terminal_99")),
         (e) => isMuxError(e, "pane_not_found"),
       );
       // The quirk itself, straight from the fake: exit 0 and nothing printed.
@@ -480,21 +493,28 @@ fakeTest(
       const backend = z.backend({ command_timeout_ms: 1500 });
       await backend.probe();
       z.env.FAKE_ZELLIJ_FAULT = "hang:list-panes";
-      await assert.rejects(() => backend.inspect("terminal_0"), (e) => isMuxError(e, "timed_out"));
+      await assert.rejects(
+        () => backend.inspect(validatePaneId("terminal_0")),
+        (e) => isMuxError(e, "timed_out"),
+      );
       z.env.FAKE_ZELLIJ_FAULT = "crash:list-panes";
       await assert.rejects(
-        () => backend.inspect("terminal_0"),
+        () => backend.inspect(validatePaneId("terminal_0")),
         (e) => isMuxError(e, "command_failed") && e.exitCode === 139,
       );
       z.env.FAKE_ZELLIJ_FAULT = "garbage:list-panes";
       await assert.rejects(
-        () => backend.inspect("terminal_0"),
+        () => backend.inspect(validatePaneId("terminal_0")),
         (e) => isMuxError(e, "unparseable_output"),
       );
       z.env.FAKE_ZELLIJ_FAULT = "garbage:version";
       await assert.rejects(() => z.backend().probe(), (e) => isMuxError(e, "unparseable_output"));
       delete z.env.FAKE_ZELLIJ_FAULT;
-      assert.equal((await backend.inspect("terminal_0"))?.paneId, "terminal_0", "works again");
+      assert.equal(
+        (await backend.inspect(validatePaneId("terminal_0")))?.paneId,
+        "terminal_0",
+        "works again",
+      );
       const missing = z.backend({ zellij: { bin: `${z.dir}/no-such-zellij` } });
       await assert.rejects(() => missing.probe(), (e) => isMuxError(e, "binary_not_found"));
       const checks = await missing.doctor();

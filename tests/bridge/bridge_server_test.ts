@@ -22,6 +22,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 const SELF = "4242:100";
 const URL = "http://127.0.0.1:4096";
@@ -156,7 +157,7 @@ function record(paneId: string, sessionId: string, owner: string): PaneRecordInp
     openedAt: new Date(0).toISOString(),
     owner,
     server: URL,
-    directory: "/work/project",
+    directory: "/srv/project",
   };
 }
 
@@ -164,7 +165,14 @@ function record(paneId: string, sessionId: string, owner: string): PaneRecordInp
 function leftPane(backend: FakeBackend, paneId: string, sessionId: string, owner: string) {
   backend.panes.set(paneId, {
     paneId,
-    req: { sessionId, title: "t", argv: [], cwd: "/", env: {}, owner },
+    req: {
+      sessionId: validateSessionId(sessionId),
+      title: "t",
+      argv: [],
+      cwd: "/",
+      env: {},
+      owner,
+    },
     title: "t",
     dead: false,
     exitsOnInterrupt: true,
@@ -258,7 +266,7 @@ Deno.test("runBridge() opens after readiness, polls and closes on a confirmed id
     type: "session.created",
     properties: {
       sessionID: "ses_a",
-      info: { id: "ses_a", parentID: "ses_p", title: "a", directory: "/work/project" },
+      info: { id: "ses_a", parentID: "ses_p", title: "a", directory: "/srv/project" },
     },
   });
   await r.clock.advance(2000);

@@ -8,6 +8,7 @@ import {
 } from "../../lib/cli/cli.ts";
 import type { Command, CommandResult, Invocation } from "../../lib/cli/commands/_command.ts";
 import { COMMANDS } from "../../lib/cli/commands/mod.ts";
+import { BACKENDS } from "../../backends/mod.ts";
 
 const run = (): Promise<CommandResult> => Promise.resolve({ text: "" });
 
@@ -76,25 +77,28 @@ function runs(argv: string[], commands: readonly Command[] = TABLE): {
   name: string;
   invocation: Invocation;
 } {
-  const parsed = parseInvocation(argv, commands);
+  const parsed = parseInvocation(argv, commands, BACKENDS);
   assert.equal(parsed.kind, "run", `argv ${JSON.stringify(argv)} should run a command`);
   const r = parsed as Extract<Parsed, { kind: "run" }>;
   return { name: r.command.name, invocation: r.invocation };
 }
 
 function helps(argv: string[], commands: readonly Command[] = TABLE): string {
-  const parsed = parseInvocation(argv, commands);
+  const parsed = parseInvocation(argv, commands, BACKENDS);
   assert.equal(parsed.kind, "help", `argv ${JSON.stringify(argv)} should ask for help`);
   return (parsed as Extract<Parsed, { kind: "help" }>).text;
 }
 
 function usage(argv: string[], message: RegExp, commands: readonly Command[] = TABLE): void {
-  assert.throws(() => parseInvocation(argv, commands), (err: Error & { code?: string }) => {
-    assert.equal(err.name, "MuxError", `argv ${JSON.stringify(argv)}`);
-    assert.equal(err.code, "usage", `argv ${JSON.stringify(argv)}`);
-    assert.match(err.message, message, `argv ${JSON.stringify(argv)}`);
-    return true;
-  });
+  assert.throws(
+    () => parseInvocation(argv, commands, BACKENDS),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.name, "MuxError", `argv ${JSON.stringify(argv)}`);
+      assert.equal(err.code, "usage", `argv ${JSON.stringify(argv)}`);
+      assert.match(err.message, message, `argv ${JSON.stringify(argv)}`);
+      return true;
+    },
+  );
 }
 
 // ---------------------------------------------------------------- what runs
@@ -242,7 +246,7 @@ Deno.test("parseInvocation() answers each bad command line with a usage error", 
 Deno.test("parseInvocation() words every usage error itself: one line, no final period", () => {
   for (const c of USAGE_CASES) {
     try {
-      parseInvocation(c.argv, TABLE);
+      parseInvocation(c.argv, TABLE, BACKENDS);
     } catch (err) {
       const { message, hint } = err as Error & { hint?: string };
       for (const text of [message, hint ?? ""]) {
@@ -255,7 +259,7 @@ Deno.test("parseInvocation() words every usage error itself: one line, no final 
 });
 
 Deno.test("parseInvocation() drops a leading --, as npm and deno task pass it on", () => {
-  assert.equal(helps(["--", "--help"]), usageText(TABLE));
+  assert.equal(helps(["--", "--help"]), usageText(TABLE, BACKENDS));
   assert.deepEqual(runs(["--", "close", "%3"]).invocation.positionals, ["%3"]);
   // Only a leading one: later, -- still ends the flags.
   assert.deepEqual(runs(["close", "--", "-5"]).invocation.positionals, ["-5"]);
@@ -269,11 +273,11 @@ Deno.test("commandNamed() finds the command of an argv that does not parse", () 
 });
 
 Deno.test("parseInvocation() gives a usage error a hint naming the command's help", () => {
-  assert.throws(() => parseInvocation(["close", "%1", "--nope"], TABLE), {
+  assert.throws(() => parseInvocation(["close", "%1", "--nope"], TABLE, BACKENDS), {
     code: "usage",
     hint: "Run `muxbridge close --help` for its flags",
   });
-  assert.throws(() => parseInvocation(["close"], TABLE), {
+  assert.throws(() => parseInvocation(["close"], TABLE, BACKENDS), {
     code: "usage",
     hint: "Usage: muxbridge close PANE_ID [--force]",
   });
@@ -292,7 +296,7 @@ Deno.test("parseInvocation() runs version for --version", () => {
 Deno.test("parseInvocation() shows the command list for --help and -h", () => {
   for (const argv of [["--help"], ["-h"], ["--config", "/c.json", "--help"]]) {
     const text = helps(argv);
-    assert.equal(text, usageText(TABLE));
+    assert.equal(text, usageText(TABLE, BACKENDS));
     for (const c of TABLE) assert.match(text, new RegExp(`^  ${c.name} +${c.summary}$`, "m"));
     assert.match(text, /--config VALUE/);
     assert.match(text, /Exit codes: 0 ok, 1 failed, 2 usage, 3 environment/);

@@ -4,8 +4,9 @@
  * what the plugin's log says about the last OpenCode run; each failure with its fix.
  */
 
+import { BACKENDS } from "../../backends/mod.ts";
 import assert from "node:assert/strict";
-import type { Check } from "../../lib/backend.ts";
+import type { Check } from "../../lib/backend/backend.ts";
 import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
 import { resolveConfig } from "../../lib/config.ts";
@@ -41,7 +42,7 @@ function deps(files: MemoryFiles, runner: FakeRunner, env: Record<string, string
     bridgeIO: () => {
       throw new Error("not in doctor");
     },
-    backends: {},
+    backends: BACKENDS,
     files,
   };
 }

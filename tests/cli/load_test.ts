@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { COMMAND_LOADERS, loadCommands } from "../../lib/cli/commands/load.ts";
 import { COMMANDS } from "../../lib/cli/commands/mod.ts";
 import { parseInvocation } from "../../lib/cli/cli.ts";
+import { BACKENDS } from "../../backends/mod.ts";
 
 Deno.test("COMMAND_LOADERS names each command by the name it answers to, install first", async () => {
   for (const [name, load] of Object.entries(COMMAND_LOADERS)) {
@@ -31,7 +32,7 @@ Deno.test("parseInvocation() on the loaded commands reads argv as it does on all
     ["layout", "--help"],
   ];
   for (const argv of argvs) {
-    const lazy = parseInvocation(argv, await loadCommands(argv));
-    assert.deepEqual(lazy, parseInvocation(argv, COMMANDS), argv.join(" "));
+    const lazy = parseInvocation(argv, await loadCommands(argv), BACKENDS);
+    assert.deepEqual(lazy, parseInvocation(argv, COMMANDS, BACKENDS), argv.join(" "));
   }
 });

@@ -15,9 +15,10 @@ import type {
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
-} from "../../lib/backend.ts";
+} from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import type { BackendName } from "../../lib/identity.ts";
+import { validatePaneId } from "../../lib/validate.ts";
+import type { BackendName } from "../../backends/mod.ts";
 
 /** A pane of the fake. */
 export interface FakePane {
@@ -131,7 +132,7 @@ export function createFakeBackend(
       fake.log.push(`spawn ${req.sessionId}`);
       if (hold) await hold;
       fail("spawn");
-      const paneId = `%${next++}`;
+      const paneId = validatePaneId(`%${next++}`);
       const make = () =>
         void fake.panes.set(paneId, {
           paneId,
@@ -155,7 +156,7 @@ export function createFakeBackend(
       fail("findSpawned");
       return Promise.resolve(
         [...fake.panes.values()].filter((p) => p.req.token === token).map((p) => ({
-          paneId: p.paneId,
+          paneId: validatePaneId(p.paneId),
           dead: p.dead,
         })),
       );
@@ -165,14 +166,20 @@ export function createFakeBackend(
       const p = fake.panes.get(paneId);
       return Promise.resolve(
         p
-          ? { paneId, dead: p.dead, title: p.title, sessionId: p.req.sessionId, owner: p.req.owner }
+          ? {
+            paneId: validatePaneId(p.paneId),
+            dead: p.dead,
+            title: p.title,
+            sessionId: p.req.sessionId,
+            owner: p.req.owner,
+          }
           : null,
       );
     },
     listOwned(): Promise<PaneInfo[]> {
       return Promise.resolve(
         [...fake.panes.values()].map((p) => ({
-          paneId: p.paneId,
+          paneId: validatePaneId(p.paneId),
           dead: p.dead,
           sessionId: p.req.sessionId,
           owner: p.req.owner,

@@ -2,13 +2,14 @@
  * The one pane model behind muxbridge's fake herdr: the fake CLI (`tests/fakes/bin/herdr`) and the
  * fake API socket server (`tests/fakes/herdr_socket.ts`) both answer through {@linkcode handle}
  * against the same JSON state file, under the same lock, so the CLI and the socket see the same
- * panes. herdr cannot be installed here; the shapes come from `/work/shared/research/herdr.md`
- * (herdr 0.8.2 source, sneat-dev/wb's live-captured 0.9.x fixtures) and herdr's
+ * panes. herdr cannot be installed here; the shapes come from `docs/backends/herdr.md` ("§N";
+ * herdr 0.8.2 source, sneat-dev/wb's live-captured 0.9.x fixtures) and herdr's
  * `src/api/schema/{panes,response}.rs` (read for the struct order of PaneInfo and the params).
  *
  * {@linkcode handle} answers in the socket's form: `{"id","result":{"type",…}}` or
  * `{"id","error":{"code","message"}}`, fields in struct order (the socket writes them so); the
- * CLI re-sorts keys at every level before printing, as the real CLI does (herdr.md §6).
+ * CLI re-sorts keys at every level before printing, as the real CLI does (docs/backends/herdr.md
+ * §6).
  *
  * A split pane runs the "user's shell": a `/bin/sh` that waits for a line on a FIFO and then runs
  * `<shell> -c <line>` in its place (state `shell`, default /bin/sh), in the pane's cwd with the
@@ -80,7 +81,7 @@ export type WireReply =
   | { id: string; result: Record<string, unknown> }
   | { id: string; error: { code: string; message: string } };
 
-/** Variables herdr sets in every pane (herdr.md §4): `env` cannot override them. */
+/** Variables herdr sets in every pane (docs/backends/herdr.md §4): `env` cannot override them. */
 export const MANAGED = [
   "HERDR_ENV",
   "HERDR_SOCKET_PATH",
@@ -92,11 +93,11 @@ export const MANAGED = [
 
 const ALPHABET = "123456789ABCDEFGHJKMNPQRSTVWXYZ0";
 
-/** Keys herdr accepts (herdr.md §8); all are checked before any byte is written. */
+/** Keys herdr accepts (docs/backends/herdr.md §8); all are checked before any byte is written. */
 export const KEY =
   /^(enter|Enter|tab|esc|escape|backspace|up|down|left|right|minus|plus|shift\+tab|f([1-9]|1[0-2])|ctrl\+[a-z]|C-[a-z]|.)$/;
 
-/** Bijective base 32 (herdr.md §3): 1..9, A…, 32 → 0, 33 → 11. */
+/** Bijective base 32 (docs/backends/herdr.md §3): 1..9, A…, 32 → 0, 33 → 11. */
 export function b32(n: number): string {
   let s = "";
   while (n > 0) {
@@ -110,7 +111,7 @@ export function b32(n: number): string {
   return s;
 }
 
-/** The protocol of a herdr release (herdr.md §2). */
+/** The protocol of a herdr release (docs/backends/herdr.md §2). */
 export function protocolOf(version: string): number {
   const [maj, min, patch] = version.split(/[.-]/).map(Number);
   if (maj === 0 && min < 8) return 17;
@@ -256,7 +257,7 @@ async function typeText(pane: FakePane, text: string): Promise<void> {
   await Deno.writeTextFile(pane.fifo, text, { append: true });
 }
 
-/** A request whose params do not deserialize (serde's message, herdr.md §6). */
+/** A request whose params do not deserialize (serde's message, docs/backends/herdr.md §6). */
 class BadRequest extends Error {}
 
 function field(params: Record<string, unknown>, name: string): string {

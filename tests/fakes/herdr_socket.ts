@@ -1,10 +1,10 @@
 /**
  * A fake herdr API socket server for muxbridge's tests and benchmarks (herdr cannot be installed
- * here). It speaks the wire protocol of herdr.md §6 byte for byte as far as muxbridge can tell:
- * newline-delimited JSON, one request per connection (the first line is answered, the connection
- * is then closed, anything after the first line is ignored), answers in struct order
- * (`{"id","result":{"type",…}}`, `{"id","error":{"code","message"}}`), an unreadable request
- * answered `{"id":"","error":{"code":"invalid_request",…}}`. Requests are answered by the pane
+ * here). It speaks the wire protocol of docs/backends/herdr.md §6 byte for byte as far as
+ * muxbridge can tell: newline-delimited JSON, one request per connection (the first line is
+ * answered, the connection is then closed, anything after the first line is ignored), answers in
+ * struct order (`{"id","result":{"type",…}}`, `{"id","error":{"code","message"}}`), an
+ * unreadable request answered `{"id":"","error":{"code":"invalid_request",…}}`. Requests are answered by the pane
  * model the fake CLI uses (`herdr_model.ts`), on the same state file under the same lock.
  *
  * Faults come from the state's `socketFault` (`MODE[:METHOD]`, read per connection): `hang`,

@@ -4,14 +4,15 @@
  *
  * - HOME and the XDG directories point into the temporary directory, and the
  *   `OPENCODE_DISABLE_*` switches turn off autoupdate, sharing, the models fetch, default
- *   plugins, LSP downloads and Claude Code imports (`../shared/research/opencode-peer.md` §2);
+ *   plugins, LSP downloads and Claude Code imports (docs/opencode.md, "A server for tests");
  * - its only provider is a loopback mock model ({@linkcode startMockModel});
  * - the first-run `npm install @opencode-ai/plugin` into the config directory is stubbed (a
  *   `node_modules/` and a lock file that lists the dependency, which OpenCode's installer
  *   accepts as done), and npm is forced offline anyway, so nothing is ever fetched;
  * - it is started with `--port 0 --hostname 127.0.0.1`, and nothing is sent to it before its
- *   `opencode server listening on` line, since requests sent earlier can hang forever (research
- *   §3); the port is read from that line (`--port 0` means 4096 when free).
+ *   `opencode server listening on` line, since requests sent earlier can hang forever
+ *   (docs/opencode.md, "A server for tests"); the port is read from that line (`--port 0` means
+ *   4096 when free).
  *
  * With `tmux`, the tmux server's global environment gets the same isolated variables (never the
  * password), so the panes muxbridge opens (a real `opencode attach`) share the server's
@@ -214,7 +215,7 @@ async function prepare(base: string, mockUrl: string): Promise<Record<string, st
     }),
   );
   // OpenCode's installer skips when node_modules/ exists and the lock lists every dependency
-  // (research §2); without this a configured plugin waits on the npm registry.
+  // (docs/opencode.md); without this a configured plugin waits on the npm registry.
   const deps = { dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } };
   await Deno.writeTextFile(`${configDir}/package.json`, JSON.stringify(deps));
   await Deno.writeTextFile(

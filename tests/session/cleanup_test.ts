@@ -10,12 +10,13 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { validateSessionId } from "../../lib/validate.ts";
 
 /** A store holding one open pane of `owner`, on a backend without marks (records only). */
 async function onePane(owner: string) {
   const backend = createFakeBackend("tmux", { marks: false });
   const { paneId } = await backend.spawn({
-    sessionId: "ses_owned",
+    sessionId: validateSessionId("ses_owned"),
     title: "owned",
     argv: ["opencode"],
     cwd: "/",
@@ -24,7 +25,7 @@ async function onePane(owner: string) {
   });
   const store = createMemoryStore();
   const record: PaneRecordInput = {
-    sessionId: "ses_owned",
+    sessionId: validateSessionId("ses_owned"),
     paneId,
     backend: "tmux",
     title: "owned",

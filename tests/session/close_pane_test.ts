@@ -9,6 +9,7 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { fakeProcesses } from "../fakes/memory_store.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
 
 /** Runs `p` while the fake clock moves on, so its waits end. */
 async function settle<T>(clock: ReturnType<typeof createFakeClock>, p: Promise<T>): Promise<T> {
@@ -25,7 +26,7 @@ async function settle<T>(clock: ReturnType<typeof createFakeClock>, p: Promise<T
 }
 
 /** A fake backend whose panes report a program pid. */
-async function paneWithPid(pid: number): Promise<{ backend: FakeBackend; paneId: string }> {
+async function paneWithPid(pid: number): Promise<{ backend: FakeBackend; paneId: PaneId }> {
   const backend = createFakeBackend();
   const inspect = backend.inspect.bind(backend);
   backend.inspect = async (id) => {
@@ -34,7 +35,7 @@ async function paneWithPid(pid: number): Promise<{ backend: FakeBackend; paneId:
   };
   backend.exitsOnInterrupt = false;
   const { paneId } = await backend.spawn({
-    sessionId: "ses_a",
+    sessionId: validateSessionId("ses_a"),
     title: "a",
     argv: ["opencode"],
     cwd: "/",
@@ -141,20 +142,32 @@ Deno.test("closePane() of a pane already gone ends its recorded program only wit
   // No stamp recorded: the pid may be anyone's by now; left alone.
   let result = await settle(
     clock,
-    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300 }),
+    closePane(backend, validatePaneId("%9"), { graceMs: 250, clock, processes, pid: 1300 }),
   );
   assert.deepEqual(result, { alreadyGone: true, killed: false, programTerminated: false });
   // A stamp that no longer matches: a reused pid; left alone.
   result = await settle(
     clock,
-    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300, pidStart: "99" }),
+    closePane(backend, validatePaneId("%9"), {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 1300,
+      pidStart: "99",
+    }),
   );
   assert.equal(result.programTerminated, false);
   assert.deepEqual(processes.signals, []);
   // The very process recorded at spawn: ended.
   result = await settle(
     clock,
-    closePane(backend, "%9", { graceMs: 250, clock, processes, pid: 1300, pidStart: "100" }),
+    closePane(backend, validatePaneId("%9"), {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 1300,
+      pidStart: "100",
+    }),
   );
   assert.deepEqual(result, { alreadyGone: true, killed: false, programTerminated: true });
   assert.deepEqual([...processes.living], []);
@@ -180,7 +193,7 @@ Deno.test("closePane() notices a kill that silently does nothing and reports clo
   backend.exitsOnInterrupt = false;
   backend.ignoreKills = true;
   const { paneId } = await backend.spawn({
-    sessionId: "ses_k",
+    sessionId: validateSessionId("ses_k"),
     title: "k",
     argv: ["opencode"],
     cwd: "/",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../helpers/config.ts";
 import { describeConfigChange, machineConfig } from "../../lib/session/loop_config.ts";
 
 const base = resolveConfig({ env: () => undefined });

@@ -73,7 +73,7 @@ function setup(
 }
 
 const P = "ses_parent";
-const created = (id: string, directory = "/work/project") => ({
+const created = (id: string, directory = "/srv/project") => ({
   kind: "created" as const,
   info: { id: sid(id), title: `title of ${id}`, parentId: sid(P), directory },
 });
@@ -109,7 +109,7 @@ Deno.test("SessionLoop polls /session/status only while a child is tracked, with
   await h.clock.advance(6000);
   assert.equal(polls(h.server), 3);
   assert.ok(
-    h.server.requests.includes("GET /session/status?directory=%2Fwork%2Fproject"),
+    h.server.requests.includes("GET /session/status?directory=%2Fsrv%2Fproject"),
     "scoped to the child's directory",
   );
   h.loop.handle(deleted("ses_a"));
@@ -125,15 +125,15 @@ Deno.test("SessionLoop polls /session/status only while a child is tracked, with
 Deno.test("SessionLoop polls one status map per project directory", async () => {
   const h = setup();
   for (
-    const [id, dir] of [["ses_a", "/work/one"], ["ses_b", "/work/two"], ["ses_c", "/work/one"]]
+    const [id, dir] of [["ses_a", "/srv/one"], ["ses_b", "/srv/two"], ["ses_c", "/srv/one"]]
   ) {
     h.server.busy(id);
     h.loop.handle(created(id, dir));
   }
   await h.clock.advance(2010);
   assert.deepEqual(h.server.requests.filter((r) => r.includes("/session/status")).sort(), [
-    "GET /session/status?directory=%2Fwork%2Fone",
-    "GET /session/status?directory=%2Fwork%2Ftwo",
+    "GET /session/status?directory=%2Fsrv%2Fone",
+    "GET /session/status?directory=%2Fsrv%2Ftwo",
   ]);
 });
 
@@ -160,8 +160,8 @@ Deno.test("SessionLoop confirms an idle close with one status read when the dela
     await h.clock.advance(1);
     // The read goes out the moment the delay ends: no poll tick in between.
     assert.deepEqual(h.server.requests.slice(before).sort(), [
-      "GET /session/ses_a?directory=%2Fwork%2Fproject",
-      "GET /session/status?directory=%2Fwork%2Fproject",
+      "GET /session/ses_a?directory=%2Fsrv%2Fproject",
+      "GET /session/status?directory=%2Fsrv%2Fproject",
     ]);
     await h.clock.advance(10_000);
     const closed = h.out.find((m) => m.type === "pane.closed");
@@ -317,7 +317,7 @@ Deno.test("SessionLoop waits until the server knows the child before the pane at
   assert.deepEqual(h.backend.log.filter((l) => l.startsWith("spawn")), ["spawn ses_a"]);
   assert.deepEqual(kinds(h.out), ["pane.opened ses_a"]);
   assert.ok(
-    h.server.requests.includes("GET /session/ses_a?directory=%2Fwork%2Fproject"),
+    h.server.requests.includes("GET /session/ses_a?directory=%2Fsrv%2Fproject"),
     "looked up in the child's directory",
   );
 });

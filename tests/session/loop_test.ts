@@ -56,7 +56,7 @@ const created = (id: string, title = `title of ${id}`, parentId: string | null =
     id: sid(id),
     title,
     ...(parentId ? { parentId: sid(parentId) } : {}),
-    directory: "/work/project",
+    directory: "/srv/project",
   },
 });
 const status = (id: string, s: "busy" | "idle") => ({
@@ -94,9 +94,9 @@ Deno.test("SessionLoop opens exactly one pane per child however created and busy
     "--session",
     "ses_a",
     "--dir",
-    "/work/project",
+    "/srv/project",
   ]);
-  assert.equal(pane.req.cwd, "/work/project");
+  assert.equal(pane.req.cwd, "/srv/project");
   assert.equal(pane.req.owner, "4242:100");
   assert.equal(h.store.records.size, 1);
 });

@@ -33,7 +33,7 @@ const FIELDS = {
   directory: "/work",
 };
 const REQ = {
-  sessionId: "ses_lost",
+  sessionId: sid("ses_lost"),
   title: "lost",
   argv: ["opencode", "attach"],
   cwd: "/work",

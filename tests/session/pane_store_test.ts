@@ -188,7 +188,7 @@ Deno.test(
       "tmux.null.json": "null",
       "tmux.missing.json": JSON.stringify({ sessionId: "ses_a", paneId: "%5" }),
       "tmux.extra.json": JSON.stringify({ ...record("%6"), extra: true }),
-      "tmux.backend.json": JSON.stringify({ ...record("%7"), backend: "screen" }),
+      "tmux.backend.json": JSON.stringify({ ...record("%7"), backend: "-screen" }),
     };
     for (const [name, text] of Object.entries(wrong)) writeFileSync(join(panes, name), text);
     const listing = store.list();

@@ -6,11 +6,11 @@
  * @module
  */
 
-import type { BackendFactory } from "../../backend.ts";
+import type { BackendModule } from "../../backend/backend.ts";
 import type { BridgeIO } from "../../bridge/bridge.ts";
 import type { Clock } from "../../sys/clock.ts";
 import type { Runner } from "../../sys/exec.ts";
-import type { BackendName, EnvLookup } from "../../identity.ts";
+import type { EnvLookup } from "../../identity.ts";
 import type { Logger } from "../../sys/log.ts";
 import type { Fetch } from "../../opencode/client.ts";
 import type { Processes } from "../../sys/processes.ts";
@@ -45,8 +45,8 @@ export interface CliDeps {
   signal: AbortSignal;
   /** The bridge's stdin/stdout/signals. */
   bridgeIO(): BridgeIO;
-  /** The backend registry's factories. */
-  backends: Partial<Record<BackendName, BackendFactory>>;
+  /** The backends (the registry, `backends/mod.ts`): config, detection and selection read it. */
+  backends: readonly BackendModule[];
   /** The file seam of install, uninstall and doctor's plugin checks. */
   files?: Files;
   /** The command that runs this muxbridge (what install records for the plugin). */

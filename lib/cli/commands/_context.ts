@@ -6,10 +6,10 @@
  */
 
 import type { Credentials } from "../../opencode/attach.ts";
-import type { Backend, BackendDeps } from "../../backend.ts";
+import type { Backend, BackendDeps } from "../../backend/backend.ts";
 import { type Config, configPath, parseConfigText, resolveConfig, stateDir } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { type BackendName, detectIdentity, type EnvLookup } from "../../identity.ts";
+import { detectIdentity } from "../../identity.ts";
 import { createOpencodeClient, type OpencodeClient } from "../../opencode/client.ts";
 import { createPaneStore, type PaneStore } from "../../session/pane_store.ts";
 import { selectBackend } from "../../select_backend.ts";
@@ -45,6 +45,7 @@ export function loadConfig(global: GlobalFlags, deps: CliDeps, hello?: unknown):
   if (global.logLevel !== undefined) flags.log_level = global.logLevel;
   if (global.logFile !== undefined) flags.log_file = global.logFile;
   return resolveConfig({
+    backends: deps.backends,
     ...(file ? { file } : {}),
     env: deps.env,
     flags,
@@ -66,7 +67,7 @@ export function backendDeps(config: Config, deps: CliDeps): BackendDeps {
     env: deps.env,
     clock: deps.clock,
     config,
-    identity: detectIdentity(deps.env),
+    identity: detectIdentity(deps.env, deps.backends),
     log: deps.log,
   };
 }
@@ -123,11 +124,11 @@ export function paneStore(config: Config, deps: CliDeps): PaneStore {
  * The panes this process runs in, one per multiplexer layer found in the environment (tmux's
  * `TMUX_PANE`, kitty's `KITTY_WINDOW_ID`, …): never closed by `cleanup` or `close`.
  *
- * @param env The environment lookup.
+ * @param deps The CLI deps (the environment and the backends).
  * @returns The caller's panes by backend.
  */
-export function callerPanes(env: EnvLookup): Array<{ backend: BackendName; paneId: string }> {
-  return detectIdentity(env).layers.flatMap((l) =>
+export function callerPanes(deps: CliDeps): Array<{ backend: string; paneId: string }> {
+  return detectIdentity(deps.env, deps.backends).layers.flatMap((l) =>
     l.paneId === null ? [] : [{ backend: l.backend, paneId: l.paneId }]
   );
 }

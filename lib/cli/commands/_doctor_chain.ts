@@ -8,7 +8,8 @@
  */
 
 import { join } from "node:path";
-import type { Check } from "../../backend.ts";
+import type { Check } from "../../backend/backend.ts";
+import { detectedTitles } from "../../backend/hints.ts";
 import { type Config, stateDir } from "../../config.ts";
 import type { Files } from "../../install/files.ts";
 import { findOnPath } from "../../install/find_on_path.ts";
@@ -206,7 +207,7 @@ function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
         ready[1] === "null" ? "no multiplexer was found" : `children were skipped (${skipped})`
       }`,
       hint: ready[1] === "null"
-        ? "Start OpenCode inside tmux, zellij, herdr, kitty or cmux"
+        ? `Start OpenCode inside ${detectedTitles(deps.backends)}`
         : skipped === "auth_unsupported"
         ? "This multiplexer cannot hand a pane its password: start OpenCode with --port 0"
         : "Run `muxbridge install` again and restart OpenCode",

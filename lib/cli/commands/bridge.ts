@@ -87,7 +87,7 @@ export const bridgeCommand: Command = {
           processes: deps.processes,
           client: (url, credentials) => client(url, credentials),
           ...(grant ? { grant } : {}),
-          callerPanes: callerPanes(deps.env),
+          callerPanes: callerPanes(deps),
           clock: deps.clock,
           log,
           graceMs: base.close_grace_ms,

@@ -5,9 +5,8 @@
  */
 
 import { envCredentials } from "../../opencode/attach.ts";
-import type { Backend } from "../../backend.ts";
+import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
-import type { BackendName } from "../../identity.ts";
 import { selectBackend } from "../../select_backend.ts";
 import type { Command } from "./_command.ts";
 import { grantFor } from "../../opencode/origin.ts";
@@ -52,8 +51,8 @@ export const cleanupCommand: Command = {
     }
     const config = loadConfig(inv.global, deps);
     const store = paneStore(config, deps);
-    const wanted = new Set<BackendName>(store.list().records.map((r) => r.backend));
-    const backends: Partial<Record<BackendName, Backend>> = {};
+    const wanted = new Set<string>(store.list().records.map((r) => r.backend));
+    const backends: Partial<Record<string, Backend>> = {};
     const bdeps = backendDeps(config, deps);
     if (bdeps.identity.backend) wanted.add(bdeps.identity.backend);
     for (const name of wanted) {
@@ -72,7 +71,7 @@ export const cleanupCommand: Command = {
       processes: deps.processes,
       client: (server, auth) => serverClient(deps, server, auth),
       ...(grant ? { grant } : {}),
-      callerPanes: callerPanes(deps.env),
+      callerPanes: callerPanes(deps),
       clock: deps.clock,
       log: deps.log,
       graceMs: config.close_grace_ms,

@@ -40,7 +40,7 @@ export const closeCommand: Command = {
       config = { ...config, backend: record.backend };
     }
     const backend = await openBackend(config, deps);
-    if (callerPanes(deps.env).some((p) => p.backend === backend.name && p.paneId === paneId)) {
+    if (callerPanes(deps).some((p) => p.backend === backend.name && p.paneId === paneId)) {
       await backend.dispose?.();
       throw new MuxError("not_owned", `Cannot close pane "${paneId}": muxbridge runs in it`, {
         hint: "Close it from the multiplexer itself",

@@ -62,8 +62,9 @@ export const demoCommand: Command = {
   positionals: [0, 0],
   json: false,
   async run(inv, deps) {
-    const factory = deps.backends.tmux;
-    if (!factory) {
+    // The demo is built on tmux: it starts a private tmux server and opens its panes there.
+    const tmuxBackend = deps.backends.filter((b) => b.name === "tmux");
+    if (tmuxBackend.length === 0) {
       throw new MuxError("no_backend", "Cannot run the demo: this build has no tmux backend");
     }
     const say = (text: string) => deps.stdout(`${text}\n`);
@@ -120,6 +121,7 @@ export const demoCommand: Command = {
       say(`  started tmux server; the parent OpenCode pane is ${anchor}`);
 
       const config: Config = resolveConfig({
+        backends: tmuxBackend,
         env: () => undefined,
         flags: {
           backend: "tmux",
@@ -158,7 +160,7 @@ export const demoCommand: Command = {
             config: c,
             identity: { backend: null, layers: [], harness: { name: null } },
             log,
-          }, { tmux: factory }),
+          }, tmuxBackend),
         loopDeps: (c, emit) => ({
           clock: deps.clock,
           log,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { detectIdentity, PRECEDENCE } from "../../identity.ts";
+import { detectIdentity } from "../../identity.ts";
 import type { Command } from "./_command.ts";
 
 /** The `detect` command. */
@@ -14,9 +14,9 @@ export const detectCommand: Command = {
   usage: "muxbridge detect [--json]",
   help: [
     "Reads the environment only; runs nothing. Exit 0 even when nothing is found.",
-    `When several layers are found (tmux inside kitty), the innermost wins; the order is ${
-      PRECEDENCE.join(" > ")
-    }.`,
+    "When several layers are found (tmux inside kitty), the innermost wins: a terminal (kitty,",
+    "WezTerm, cmux) holds the multiplexers in it; where the environment cannot tell, each",
+    "backend's rank decides (the README's Backends section gives the order).",
     "",
     "Example:",
     "  muxbridge detect --json",
@@ -25,7 +25,7 @@ export const detectCommand: Command = {
   positionals: [0, 0],
   json: true,
   run(_inv, deps) {
-    const id = detectIdentity(deps.env);
+    const id = detectIdentity(deps.env, deps.backends);
     const lines = [`backend: ${id.backend ?? "none"}`];
     for (const layer of id.layers) {
       const extra = Object.entries(layer).filter(([k]) => k !== "backend" && k !== "paneId").map((

@@ -6,7 +6,9 @@
  */
 
 import { envCredentials } from "../../opencode/attach.ts";
-import type { Check } from "../../backend.ts";
+import type { Check } from "../../backend/backend.ts";
+import { failedCheck } from "../../backend/failed_check.ts";
+import { detectedTitles } from "../../backend/hints.ts";
 import type { Config } from "../../config.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
@@ -16,12 +18,6 @@ import type { CliDeps, Command } from "./_command.ts";
 import { backendDeps, loadConfig, serverClient } from "./_context.ts";
 import { chainChecks } from "./_doctor_chain.ts";
 import { urlFlag } from "./_flags.ts";
-
-/** A failed check from what was thrown; the error's own hint wins over `hint`. */
-function failedCheck(name: string, err: unknown, hint: string): Check {
-  const e = toMuxError(err);
-  return { name, status: "fail", detail: e.message, hint: e.hint ?? hint };
-}
 
 /** Runs `<opencode_bin> --version`. */
 async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
@@ -195,8 +191,7 @@ export const doctorCommand: Command = {
         status: bdeps.identity.backend ? "pass" : "warn",
         detail: `multiplexer layers: ${layers}`,
         ...(bdeps.identity.backend ? {} : {
-          hint:
-            "Run inside tmux, zellij, herdr, kitty, cmux or WezTerm, or set backend and its target",
+          hint: `Run inside ${detectedTitles(deps.backends)}, or set backend and its target`,
         }),
       });
       const selection = await selectBackend(bdeps, deps.backends, deps.signal);

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { detectedTitles } from "../../backend/hints.ts";
 import { findOnPath } from "../../install/find_on_path.ts";
 import { applyPlan, planInstall } from "../../install/install.ts";
 import { opencodeLocations } from "../../install/locations.ts";
@@ -63,7 +64,7 @@ export const installCommand: Command = {
       ? [`muxbridge ${deps.version} is already installed for OpenCode in ${where}`]
       : [
         `installed muxbridge ${deps.version} for OpenCode in ${where}`,
-        "next: start OpenCode inside tmux (or zellij, herdr, kitty, cmux) as usual: opencode",
+        `next: start OpenCode inside ${detectedTitles(deps.backends)} as usual: opencode`,
         "check the whole chain any time: muxbridge doctor",
       ];
     return Promise.resolve(planResult(plan, dryRun, footer));

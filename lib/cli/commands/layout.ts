@@ -6,6 +6,7 @@
 
 import { type LayoutName, LAYOUTS } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
+import type { PaneId } from "../../validate.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore } from "./_context.ts";
 
@@ -53,7 +54,7 @@ export const layoutCommand: Command = {
     const owned = paneStore(config, deps).list().records
       .filter((r) => r.backend === backend.name)
       .sort((a, b) => a.openedAt.localeCompare(b.openedAt));
-    const panes: string[] = [];
+    const panes: PaneId[] = [];
     for (const r of owned) if (await backend.inspect(r.paneId, deps.signal)) panes.push(r.paneId);
     const result = panes.length === 0
       ? { applied: false, detail: "muxbridge owns no open pane" }

@@ -1,7 +1,7 @@
 /**
- * `muxbridge schema [config|protocol|provider]`: the JSON Schema of the config file, of the
- * bridge's messages or of the pane-provider protocol, generated from the zod schemas the code
- * validates with.
+ * `muxbridge schema [config|protocol|<backend's schema>]`: the JSON Schema of the config file, of
+ * the bridge's messages or of a schema a backend publishes (the pane-provider protocol),
+ * generated from the zod schemas the code validates with.
  *
  * @module
  */
@@ -9,7 +9,6 @@
 import { configJsonSchema } from "../../config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { protocolJsonSchema } from "../../bridge/protocol.ts";
-import { providerJsonSchema } from "../../../backends/provider/protocol.ts";
 import type { Command } from "./_command.ts";
 
 /** The `schema` command. */
@@ -22,20 +21,23 @@ export const schemaCommand: Command = {
   flags: {},
   positionals: [0, 1],
   json: true,
-  run(inv) {
+  async run(inv, deps) {
     const which = inv.positionals[0] ?? "config";
-    const schemas: Record<string, () => Record<string, unknown>> = {
-      config: configJsonSchema,
-      protocol: protocolJsonSchema,
-      provider: providerJsonSchema,
+    const schemas: Record<string, () => Promise<Record<string, unknown>>> = {
+      config: () => Promise.resolve(configJsonSchema(deps.backends)),
+      protocol: () => Promise.resolve(protocolJsonSchema()),
     };
+    for (const b of deps.backends) Object.assign(schemas, b.schemas ?? {});
     if (!Object.hasOwn(schemas, which)) {
+      const names = Object.keys(schemas);
       throw new MuxError(
         "usage",
-        `Cannot print schema ${JSON.stringify(which)}: choose config, protocol or provider`,
+        `Cannot print schema ${JSON.stringify(which)}: choose ${names.slice(0, -1).join(", ")} or ${
+          names[names.length - 1]
+        }`,
       );
     }
-    const schema = schemas[which]();
-    return Promise.resolve({ json: schema, text: `${JSON.stringify(schema, null, 2)}\n` });
+    const schema = await schemas[which]();
+    return { json: schema, text: `${JSON.stringify(schema, null, 2)}\n` };
   },
 };

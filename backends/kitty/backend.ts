@@ -3,63 +3,65 @@
  * the tab of the anchor window, opened without taking focus, driven through `kitten @` (0.27+) or
  * `kitty @` (0.26) addressed with `--to`.
  *
- * Evidence for every quirk is `/work/shared/research/backends.md` §3 and §5 ("research §3.x"),
- * the kitty 0.26.5 source shipped by Debian 12 (`/usr/lib/kitty/kitty/*.py`) or a live run of
- * kitty 0.26.5 under Xvfb, noted where used. Newer versions (kitten, user variables,
+ * Evidence for every quirk is `docs/backends/kitty.md` ("§N"), the kitty 0.26.5 source or a live
+ * run of kitty 0.26.5 under Xvfb, noted where used. Newer versions (kitten, user variables,
  * `--next-to`) are gated on the probed version and tested against a fake runner only.
  *
  * @module
  */
 
 import semver from "semver";
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../lib/backend.ts";
-import { waitFor } from "../lib/sys/clock.ts";
-import type { LayoutName } from "../lib/config.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
+import { waitFor } from "../../lib/sys/clock.ts";
+import type { LayoutName } from "../../lib/config.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   sourceAndExec,
   writeCredentialsFile,
-} from "../lib/sys/credentials_file.ts";
-import { isMuxError, MuxError, toMuxError } from "../lib/sys/errors.ts";
+} from "../../lib/sys/credentials_file.ts";
+import { isMuxError, MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
+  type PaneId,
   SESSION_ID,
   validateDirectory,
-  validateSessionId,
   validateTarget,
-} from "../lib/validate.ts";
-import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./kitty/_command.ts";
-import { launchArgs, MARK_OWNER, MARK_SESSION } from "./kitty/_launch.ts";
+} from "../../lib/validate.ts";
+import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
+import { launchArgs, MARK_OWNER, MARK_SESSION } from "./_launch.ts";
+import {
+  KITTY_CAPABILITIES,
+  KITTY_DOCTOR,
+  KITTY_MIN_VERSION,
+  type KittyConfig,
+} from "./_traits.ts";
 import {
   findWindow,
-  KITTY_MIN_VERSION,
   type KittyTab,
   type KittyWindow,
+  kittyWindowId,
   NEXT_TO_VERSION,
   parseLaunchOutput,
   parseLs,
   USER_VARS_VERSION,
   WINDOW_ID,
-} from "./kitty/_parse.ts";
-
-export { KITTY_MIN_VERSION };
+} from "./_parse.ts";
 
 /**
- * tmux layout names → kitty layouts (research §3.5). kitty layouts rearrange a whole tab and
+ * tmux layout names → kitty layouts (§5). kitty layouts rearrange a whole tab and
  * have no main-pane-size setting of their own (the size is the layout's `bias` option in
  * `enabled_layouts`).
  */
@@ -74,11 +76,6 @@ export const KITTY_LAYOUTS: Readonly<Record<LayoutName, string>> = {
 const ANCHOR_HINT =
   "Run muxbridge in the kitty window panes should open next to, or set kitty.window_id to a live window";
 
-/** Checks a pane id: kitty's numeric window id only, so a match expression can never sneak in. */
-function windowArg(paneId: string): string {
-  return checkPaneId(paneId, WINDOW_ID, "A kitty window id is a number, such as 3");
-}
-
 /** The ownership mark of a window (kitty >= 0.30 user variables), when valid. */
 function marksOf(window: KittyWindow): { sessionId?: string; owner?: string } {
   const sessionId = window.userVars[MARK_SESSION];
@@ -88,7 +85,7 @@ function marksOf(window: KittyWindow): { sessionId?: string; owner?: string } {
 }
 
 function toInfo(window: KittyWindow): PaneInfo {
-  // Without --hold a kitty window closes when its program exits (research §3.2), so a listed
+  // Without --hold a kitty window closes when its program exits (§2), so a listed
   // window is never dead.
   const info: PaneInfo = { paneId: window.id, dead: false, title: window.title };
   if (window.pid !== undefined) info.pid = window.pid;
@@ -102,13 +99,28 @@ function toInfo(window: KittyWindow): PaneInfo {
  * @returns The backend. Its `capabilities.marks` turns true once a kitty >= 0.30 was probed.
  *
  * @example Open a window next to the one muxbridge runs in
- * ```ts ignore
- * const backend = createKittyBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { KittyConfig } from "./_traits.ts";
+ * import { createKittyBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<KittyConfig>): Promise<void> {
+ *   const backend = createKittyBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
-export function createKittyBackend(deps: BackendDeps): Backend {
+export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
   const kitty = createKittyCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
   let version: string | undefined;
@@ -140,7 +152,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     parseLs(await kitty.must("list kitty windows", ["ls"], signal));
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -178,7 +190,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       }
       throw err;
     }
-    let paneId: string;
+    let paneId: PaneId;
     try {
       paneId = parseLaunchOutput(stdout);
     } catch (err) {
@@ -194,8 +206,8 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     return { paneId };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = windowArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = kittyWindowId(paneId);
     const found = findWindow(await list(signal), id);
     return found ? toInfo(found.window) : null;
   };
@@ -215,9 +227,9 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       .filter((w) => w.spawnToken === token)
       .map(toInfo);
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
-    // send-text exits 0 and does nothing for an unknown window (research §3.4, live 0.26.5),
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = kittyWindowId(paneId);
+    // send-text exits 0 and does nothing for an unknown window (§4, live 0.26.5),
     // so the window's existence is checked first.
     if (!findWindow(await list(signal), id)) {
       throw new MuxError("pane_not_found", `Cannot interrupt kitty window ${id}: it is gone`);
@@ -234,8 +246,8 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     );
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = kittyWindowId(paneId);
     // A window whose program never ran leaves its credentials file: remove it with the window.
     const credentials = credentialFiles.get(id);
     if (credentials) {
@@ -244,7 +256,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     }
     await kitty.must(`close kitty window ${id}`, ["close-window", `--match=id:${id}`], signal);
     // Closing is deferred to kitty's next loop tick: `ls` may still list the window for a moment
-    // and a second close right after still exits 0 (research §3.5, live 0.26.5). Wait until it
+    // and a second close right after still exits 0 (§5, live 0.26.5). Wait until it
     // is gone (bounded) so that one verifying look afterwards is enough, however slow `kitty @`
     // is (1-6 s per call was measured here under load). Still listed at the deadline: the
     // caller's verification reports it.
@@ -256,8 +268,8 @@ export function createKittyBackend(deps: BackendDeps): Backend {
     });
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = windowArg(paneId);
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
+    const id = kittyWindowId(paneId);
     // set-window-title joins its arguments with spaces and takes no special values (0.26.5
     // rc/set_window_title.py); an empty title gives the window back to its program's title.
     const clean = cleanTitle(title);
@@ -325,7 +337,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
       const check = failedCheck(name, e);
       if (e.code === "unparseable_output") check.status = "warn";
       checks.push(check);
-      for (const other of ["kitty remote control", "kitty anchor"]) {
+      for (const other of KITTY_DOCTOR.slice(3)) {
         checks.push({ name: other, status: "fail", detail: `not checked: ${e.message}` });
       }
       return checks;
@@ -398,14 +410,7 @@ export function createKittyBackend(deps: BackendDeps): Backend {
   return {
     name: "kitty",
     get capabilities(): Capabilities {
-      return {
-        layout: true,
-        title: true,
-        env: true,
-        marks: atLeast(USER_VARS_VERSION),
-        focusSafe: true,
-        spawnToken: true,
-      };
+      return { ...KITTY_CAPABILITIES, marks: atLeast(USER_VARS_VERSION) };
     },
     probe,
     spawn,

@@ -3,11 +3,11 @@
  * the surface muxbridge runs in, its program typed into the new terminal's shell.
  *
  * cmux has closed a *different* live surface and exited 0 when `close-surface` got a ref it could
- * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever names
- * surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the surface
- * it runs in, re-lists the workspace right before closing (an unlisted surface is never passed to
- * close-surface), and lists it again afterwards: if any other surface vanished or the receipt
- * names another surface, the close fails loudly (`close_unverified`, logged as an error).
+ * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever
+ * names surfaces by UUID, always passes `--workspace` and pins `--socket`, refuses to touch the
+ * surface it runs in, re-lists the workspace right before closing (an unlisted surface is never
+ * passed to close-surface), and lists it again afterwards: if any other surface vanished or the
+ * receipt names another surface, the close fails loudly (`close_unverified`, logged as an error).
  *
  * Verified against a fake CLI only (`tests/fakes/bin/cmux`); cmux cannot run here. The facts it
  * relies on, with the upstream source they come from, are in `docs/backends/cmux.md` (cited "§N").
@@ -15,83 +15,39 @@
  * @module
  */
 
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Check,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
+import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./_command.ts";
 import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  keepSuccess,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../lib/backend.ts";
-import { MuxError, toMuxError } from "../lib/sys/errors.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../lib/validate.ts";
-import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./cmux/_command.ts";
-import {
-  CMUX_MIN_VERSION,
   type CmuxSurface,
   type CmuxWorkspace,
-  parseCmuxVersion,
   parseReceipt,
   parseSplit,
   parseSplitHelp,
   parseTree,
   sameId,
   type SplitFeatures,
+  surfaceId,
   UUID,
-} from "./cmux/_parse.ts";
-import { typedCommand } from "./cmux/_typed.ts";
-
-export { CMUX_MIN_VERSION };
-
-const CAPABILITIES: Capabilities = {
-  // No named layouts on the CLI (docs/backends/cmux.md §8): surfaces stay where new-split puts them.
-  layout: false,
-  title: true,
-  // No per-surface environment flag: anything passed would have to be typed into the terminal,
-  // where it lands in the shell's memory and on screen. Credentials are never typed.
-  env: false,
-  // No place on a surface for muxbridge's marks (the title is the session's own).
-  marks: false,
-  focusSafe: true,
-  // Nothing muxbridge can set on a surface at creation shows in `tree` (no environment, no
-  // command, no user data): a split whose answer is unusable is cleaned up at once by comparing
-  // the workspace before and after; one answering after the timeout is not found
-  // (docs/backends/cmux.md).
-  spawnToken: false,
-};
-
-/** cmux's version gate (the oldest supported: {@linkcode CMUX_MIN_VERSION}). */
-const CMUX_GATE: VersionGate = {
-  program: "cmux",
-  min: CMUX_MIN_VERSION,
-  unreadableHint: "Check that cmux.bin names the cmux CLI",
-  tooOldHint: `Update the cmux app to ${CMUX_MIN_VERSION} or later`,
-};
+} from "./_parse.ts";
+import { CMUX_CAPABILITIES, CMUX_GATE, CMUX_MIN_VERSION, type CmuxConfig } from "./_traits.ts";
+import { typedCommand } from "./_typed.ts";
 
 const IDENTITY_HINT =
   "Run muxbridge inside a cmux terminal: CMUX_SOCKET_PATH, CMUX_WORKSPACE_ID and CMUX_SURFACE_ID must all be set";
-
-/** Checks a pane id: a surface UUID only, never a ref (`surface:N` refs renumber; §4.1). */
-function surfaceArg(paneId: string): string {
-  return checkPaneId(
-    paneId,
-    UUID,
-    "A cmux pane id is a surface UUID, such as 22222222-2222-2222-2222-222222222222",
-  );
-}
 
 /** Where a surface is. */
 interface Located {
@@ -115,13 +71,28 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * @returns The backend.
  *
  * @example
- * ```ts ignore
- * const backend = createCmuxBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { CmuxConfig } from "./_traits.ts";
+ * import { createCmuxBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<CmuxConfig>): Promise<void> {
+ *   const backend = createCmuxBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
-export function createCmuxBackend(deps: BackendDeps): Backend {
+export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   const cmux = createCmuxCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "cmux");
 
@@ -165,7 +136,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     const run = await cmux.bare(["--version"], signal);
     const text = run.stdout.trim().split("\n")[0] ?? "";
     if (run.code !== 0) throw cmuxError("read the cmux version", run);
-    const version = gateVersion(CMUX_GATE, text, parseCmuxVersion(text), { argv: run.argv });
+    const version = gateVersion(CMUX_GATE, text, { argv: run.argv }).semver;
     return { version, text };
   };
 
@@ -193,7 +164,6 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
   };
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -254,29 +224,29 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
         { hint: "Run OpenCode in a local cmux workspace" },
       );
     }
-    const surfaceId = split.surfaceId;
+    const surface = split.surfaceId;
     if (!features.command) {
       // Builds without new-split --command: start it in the new, empty terminal.
       try {
         await cmux.must(
-          `start the program in surface ${surfaceId}`,
-          ["respawn-pane", "--workspace", workspace, "--surface", surfaceId, "--command", text],
+          `start the program in surface ${surface}`,
+          ["respawn-pane", "--workspace", workspace, "--surface", surface, "--command", text],
           false,
           req.signal,
         );
       } catch (err) {
-        await kill(surfaceId).catch((e) =>
-          deps.log.error(`cmux: cannot close empty surface ${surfaceId}: ${toMuxError(e).message}`)
+        await kill(surface).catch((e) =>
+          deps.log.error(`cmux: cannot close empty surface ${surface}: ${toMuxError(e).message}`)
         );
         throw err;
       }
     }
     if (!(features.title) && titleOk) {
-      await setTitle(surfaceId, title, req.signal).catch((err) =>
-        deps.log.warn(`cmux: cannot title surface ${surfaceId}: ${toMuxError(err).message}`)
+      await setTitle(surface, title, req.signal).catch((err) =>
+        deps.log.warn(`cmux: cannot title surface ${surface}: ${toMuxError(err).message}`)
       );
     }
-    return { paneId: surfaceId };
+    return { paneId: surface };
   };
 
   /**
@@ -293,7 +263,7 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
       );
       if (fresh.length === 1) {
         deps.log.warn(`cmux: closing surface ${fresh[0].id}, made by a split whose answer ${why}`);
-        await kill(fresh[0].id);
+        await kill(surfaceId(fresh[0].id));
       } else if (fresh.length > 1) {
         deps.log.error(
           `cmux: a split whose answer ${why} left one of ${
@@ -306,19 +276,19 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     }
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = surfaceArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = surfaceId(paneId);
     const found = locate(await tree(signal), id);
     if (!found) return null;
     // A cmux terminal closes when its program (exec'd by the typed line) ends, so a listed
     // surface is never dead. cmux reports no pid.
-    const info: PaneInfo = { paneId, dead: false };
+    const info: PaneInfo = { paneId: id, dead: false };
     if (found.surface.title !== undefined) info.title = found.surface.title;
     return info;
   };
 
-  const interrupt = async (paneId: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+  const interrupt = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = surfaceId(paneId);
     refuseCaller(id, "interrupt");
     // Builds before PR #2150 sent keys for an unresolvable surface to the focused one
     // (docs/backends/cmux.md §5): only ever name a surface that is listed right now.
@@ -332,8 +302,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     );
   };
 
-  const kill = async (paneId: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+  const kill = async (paneId: PaneId, signal?: AbortSignal) => {
+    const id = surfaceId(paneId);
     refuseCaller(id, "close");
     const before = locate(await tree(signal), id);
     if (!before) throw new MuxError("pane_not_found", `Cannot close surface ${id}: it is gone`);
@@ -373,8 +343,8 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
     }
   };
 
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = surfaceArg(paneId);
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
+    const id = surfaceId(paneId);
     const clean = cleanTitle(title);
     if (clean.startsWith("-")) {
       throw new MuxError("invalid_argument", `Cannot set cmux title ${JSON.stringify(clean)}`, {
@@ -477,12 +447,12 @@ export function createCmuxBackend(deps: BackendDeps): Backend {
 
   return {
     name: "cmux",
-    capabilities: CAPABILITIES,
+    capabilities: CMUX_CAPABILITIES,
     probe,
     spawn,
     inspect,
     listOwned: () => Promise.resolve([]),
-    // No token reaches a cmux surface (see CAPABILITIES).
+    // No token reaches a cmux surface (see CMUX_CAPABILITIES).
     findSpawned: () => Promise.resolve([]),
     interrupt,
     kill,

@@ -4,8 +4,8 @@
  * pane id, never by focus.
  *
  * zellij cannot be installed here: this backend is verified against the fake CLI in
- * `tests/fakes/bin/zellij`, built from `/work/shared/research/backends.md` §2 and §5
- * ("research §2.x", read in the zellij source), never against a real zellij.
+ * `tests/fakes/bin/zellij`, built from `docs/backends/zellij.md` ("§N", read in the zellij
+ * source), never against a real zellij.
  *
  * What zellij cannot do, and what muxbridge does instead:
  * - no per-pane environment (zellij issues #1987, #3856, #4031: panes get the *server's*
@@ -21,61 +21,40 @@
  */
 
 import semver from "semver";
+import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
+import { keepSuccess } from "../../lib/backend/_keep_success.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
+import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { createZellijCommand, zellijError } from "./_command.ts";
+import { parseNewPaneId, parsePaneList, type ZellijPane, zellijPaneId } from "./_parse.ts";
 import {
-  type Backend,
-  type BackendDeps,
-  binaryChecks,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  keepSuccess,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../lib/backend.ts";
-import { MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
-import { carriesToken, tokenArgv } from "../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../lib/validate.ts";
-import { createZellijCommand, zellijError } from "./zellij/_command.ts";
-import {
-  parseNewPaneId,
-  parsePaneList,
-  parseZellijVersion,
-  TERMINAL_ID,
-  type ZellijPane,
-} from "./zellij/_parse.ts";
+  ZELLIJ_CAPABILITIES,
+  ZELLIJ_DOCTOR,
+  ZELLIJ_GATE,
+  ZELLIJ_MIN_VERSION,
+  type ZellijConfig,
+} from "./_traits.ts";
 
-/**
- * The oldest zellij muxbridge supports: pane ids on the CLI came in 0.44.0 (PR #4690, #4846),
- * `new-pane --tab-id` and a respected `--name` in 0.44.1 (PR #4956, #4979); research §2.7.
- */
-export const ZELLIJ_MIN_VERSION = "0.44.1";
-
-/** `new-pane --no-focus` (PR #5346, research §2.7). */
+/** `new-pane --no-focus` (PR #5346, §7). */
 const NO_FOCUS_VERSION = "0.45.0";
 
-/** Checks a pane id: `terminal_N` only, so no id can name a plugin pane or read as a flag. */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(
-    paneId,
-    TERMINAL_ID,
-    'A zellij pane id is "terminal_" followed by digits, such as terminal_3',
-  );
-}
-
-/** The program argv: zellij runs what follows `--` directly, without a shell (research §2.2). */
+/** The program argv: zellij runs what follows `--` directly, without a shell (§2). */
 function programArgv(argv: readonly string[]): string[] {
   if (argv.length === 0 || argv[0] === "" || argv.some((a) => a.includes("\0"))) {
     throw new MuxError("invalid_argument", `Cannot run ${describeArgv(argv)} in a pane`, {
@@ -86,25 +65,13 @@ function programArgv(argv: readonly string[]): string[] {
 }
 
 /**
- * zellij's version gate. Never fall back to focus-based actions: before 0.44 `close-pane` closes
- * the focused pane, whatever pane the caller meant (research §2.6).
- */
-const ZELLIJ_GATE: VersionGate = {
-  program: "zellij",
-  min: ZELLIJ_MIN_VERSION,
-  unreadableHint: "Check that zellij.bin names zellij",
-  tooOldHint:
-    `Upgrade zellij to ${ZELLIJ_MIN_VERSION} or later: older versions cannot address a pane by id`,
-};
-
-/**
  * Parses and gates `zellij --version`.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
 function gateZellij(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  return gateVersion(ZELLIJ_GATE, text, parseZellijVersion(text), { argv });
+  return gateVersion(ZELLIJ_GATE, text, { argv }).semver;
 }
 
 /** What to do when the pane muxbridge runs in is not in the session's list. */
@@ -118,26 +85,32 @@ const ANCHOR_HINT =
  * @returns The backend.
  *
  * @example Open a pane in the tab muxbridge runs in
- * ```ts ignore
- * const backend = createZellijBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { ZellijConfig } from "./_traits.ts";
+ * import { createZellijBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<ZellijConfig>): Promise<void> {
+ *   const backend = createZellijBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
-export function createZellijBackend(deps: BackendDeps): Backend {
+export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
   const zellij = createZellijCommand(deps);
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
-  const capabilities: Capabilities = {
-    layout: false,
-    title: true,
-    env: false,
-    marks: false,
-    // Set once the version is known: `--no-focus` exists from 0.45.0; before, zellij focuses
-    // every new pane and no flag prevents it.
-    focusSafe: false,
-    // In the start command, which `list-panes --json` shows as `terminal_command`.
-    spawnToken: true,
-  };
+  // focusSafe is set once the version is known (ZELLIJ_CAPABILITIES).
+  const capabilities: Capabilities = { ...ZELLIJ_CAPABILITIES, focusSafe: false };
   /** Spawns run one at a time: each lists the panes before and after its own split. */
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
@@ -160,7 +133,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
 
   /**
    * The pane, or a `pane_not_found` error. zellij's `write`, `close-pane` and `rename-pane` exit
-   * 0 and do nothing for an unknown id (research §2.5), so existence is checked by listing.
+   * 0 and do nothing for an unknown id (§5), so existence is checked by listing.
    */
   const requirePane = async (id: string, action: string, signal?: AbortSignal) => {
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
@@ -178,7 +151,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     if (deps.config.zellij.session && deps.config.zellij.session !== layer.session) {
       return undefined;
     }
-    return paneIdArg(layer.paneId);
+    return zellijPaneId(layer.paneId);
   };
 
   /** The tab to open panes in: the caller's pane's tab, never a guess (OMOS PR #774). */
@@ -209,7 +182,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     tabId: number | undefined,
     title: string,
     signal?: AbortSignal,
-  ): Promise<string | null> => {
+  ): Promise<PaneId | null> => {
     const fresh = (await listPanes(signal)).filter((p) =>
       !before.has(p.paneId) && (tabId === undefined || p.tabId === tabId)
     );
@@ -224,7 +197,6 @@ export function createZellijBackend(deps: BackendDeps): Backend {
   };
 
   const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -257,13 +229,13 @@ export function createZellijBackend(deps: BackendDeps): Backend {
       "--",
       ...program,
     ];
-    let paneId: string | null = null;
+    let paneId: PaneId | null = null;
     for (const directed of [true, false]) {
       const stdout = await zellij.must("open a pane", open(directed), req.signal);
       paneId = parseNewPaneId(stdout) ?? await findNewPane(known, tabId, title, req.signal);
       if (paneId) break;
-      // A crowded tab drops a directed split silently (exit 0, nothing printed; research
-      // §2.2): try once more and let zellij place the pane where it has room.
+      // A crowded tab drops a directed split silently (exit 0, nothing printed; §2): try once more
+      // and let zellij place the pane where it has room.
       deps.log.debug(`zellij printed no pane id and opened nothing; retrying without --direction`);
     }
     if (!paneId) {
@@ -287,8 +259,8 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     return run;
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = zellijPaneId(paneId);
     const pane = (await listPanes(signal)).find((p) => p.paneId === id);
     return pane ? { paneId: pane.paneId, dead: pane.dead, title: pane.title } : null;
   };
@@ -318,7 +290,7 @@ export function createZellijBackend(deps: BackendDeps): Backend {
       zellij.bin,
       raw,
       (run) => zellijError("read the zellij version", run),
-      ["zellij version", "zellij session", "zellij anchor"],
+      ZELLIJ_DOCTOR.slice(1),
     );
     if (raw instanceof Error) return checks;
     let versionOk = false;
@@ -393,19 +365,19 @@ export function createZellijBackend(deps: BackendDeps): Backend {
     listOwned: () => Promise.resolve([]),
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       await requirePane(id, "interrupt the pane", signal);
       // The raw ETX byte: the pty's line discipline turns it into SIGINT. `send-keys "Ctrl c"`
-      // with -p writes kitty CSI-u (ESC[99;5u), which a cooked tty does not (research §2.4).
+      // with -p writes kitty CSI-u (ESC[99;5u), which a cooked tty does not (§4).
       await zellij.must(`interrupt pane "${id}"`, ["write", "-p", id, "3"], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       await requirePane(id, "close the pane", signal);
       await zellij.must(`close pane "${id}"`, ["close-pane", "-p", id], signal);
     },
     async setTitle(paneId, title, signal) {
-      const id = paneIdArg(paneId);
+      const id = zellijPaneId(paneId);
       const clean = cleanTitle(title);
       await requirePane(id, "title the pane", signal);
       if (clean === "") return;

@@ -3,44 +3,36 @@
  * marks as pane user options, overflow into a tagged muxbridge window when the anchor's window is
  * full, layouts that never reshape the user's panes.
  *
- * Evidence for every quirk is `/work/shared/research/backends.md` §1 and §5 ("research §1.x")
- * or a live observation on tmux 3.3a noted where it is used.
+ * Evidence for every quirk is in `docs/backends/tmux.md` ("§N") or a live observation on tmux
+ * 3.3a noted where it is used.
  *
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  binaryChecks,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  gateVersion,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-  type VersionGate,
-} from "../lib/backend.ts";
-import { isMuxError, MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
-import { shArgv } from "../lib/sys/shell_quote.ts";
-import { tokenArgv, tokenMarker } from "../lib/spawn_token.ts";
-import {
-  cleanTitle,
-  validateDirectory,
-  validateSessionId,
-  validateTarget,
-} from "../lib/validate.ts";
-import { ANCHOR_HINT, createAnchor } from "./tmux/_anchor.ts";
-import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./tmux/_command.ts";
-import { planLayout } from "./tmux/_layout.ts";
-import { layoutGuard, parseOpenOutput, sessionListing } from "./tmux/_open.ts";
-import { isMarked } from "./tmux/_place.ts";
+import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
+import { gateVersion } from "../../lib/backend/_version_gate.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
+import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
+import { shArgv } from "../../lib/sys/shell_quote.ts";
+import { tokenArgv, tokenMarker } from "../../lib/spawn_token.ts";
+import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { ANCHOR_HINT, createAnchor } from "./_anchor.ts";
+import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./_command.ts";
+import { planLayout } from "./_layout.ts";
+import { layoutGuard, parseOpenOutput, sessionListing } from "./_open.ts";
+import { isMarked } from "./_place.ts";
 import {
   escapeFormat,
   escapeTitle,
@@ -48,35 +40,15 @@ import {
   PANE_ID,
   type PaneRow,
   parsePaneRows,
-  parseTmuxVersion,
-} from "./tmux/_parse.ts";
-import { OPEN_ATTEMPTS, openPane } from "./tmux/_spawn.ts";
-
-/** The oldest tmux muxbridge supports (`split-window -e` arrived in 3.0, research §1.7). */
-export const TMUX_MIN_VERSION = "3.0.0";
-
-const CAPABILITIES: Capabilities = {
-  layout: true,
-  title: true,
-  env: true,
-  marks: true,
-  focusSafe: true,
-  killVerifies: true,
-  // The token rides in the start command, which tmux keeps with the pane
-  // (`#{pane_start_command}`): `split-window -e` values reach only the program's environment,
-  // which no format shows (docs/backends/tmux.md).
-  spawnToken: true,
-};
-
-/** Checks a pane id: tmux's `%N` form only, so a name can never resolve to another pane. */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(paneId, PANE_ID, 'A tmux pane id is "%" followed by digits, such as %3');
-}
+  tmuxPaneId,
+} from "./_parse.ts";
+import { OPEN_ATTEMPTS, openPane } from "./_spawn.ts";
+import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_traits.ts";
 
 /**
- * The program argv: several elements are exec'd by tmux without a shell (research §1.2). With a
- * spawn token the program starts through {@linkcode tokenArgv}, so the pane's start command
- * carries the token from the moment tmux creates it.
+ * The program argv: several elements are exec'd by tmux without a shell (§2). With a spawn token
+ * the program starts through {@linkcode tokenArgv}, so the pane's start command carries the token
+ * from the moment tmux creates it.
  */
 function programArgv(argv: readonly string[], token?: string): string[] {
   if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
@@ -85,7 +57,7 @@ function programArgv(argv: readonly string[], token?: string): string[] {
     });
   }
   if (token !== undefined) return tokenArgv(argv, token);
-  // One element after `--` would go through the user's default-shell (research §1.2).
+  // One element after `--` would go through the user's default-shell (§2).
   return argv.length === 1 ? shArgv(argv) : [...argv];
 }
 
@@ -112,26 +84,14 @@ function toInfo(row: PaneRow): PaneInfo {
 /** What a guarded layout step prints when its window changed since the listing. */
 const STALE = "muxbridge-stale";
 
-/** tmux's version gate (the oldest supported: {@linkcode TMUX_MIN_VERSION}). */
-const TMUX_GATE: VersionGate = {
-  program: "tmux",
-  min: TMUX_MIN_VERSION,
-  minShown: "3.0",
-  unreadableHint: "Check that tmux.bin names tmux",
-  tooOldHint: "Install tmux 3.0 or later, or point tmux.bin at a newer tmux",
-};
-
 /**
- * Parses `tmux -V` output and checks it against {@linkcode TMUX_MIN_VERSION}.
+ * Parses `tmux -V` output and checks it against {@linkcode TMUX_GATE}.
  *
  * @throws {MuxError} `unparseable_output`, `unsupported_version`.
  */
 function gateTmux(stdout: string, argv: readonly string[]): string {
   const text = stdout.trim();
-  return gateVersion(TMUX_GATE, text, parseTmuxVersion(text), {
-    argv,
-    shown: text.replace(/^tmux\s+/, ""),
-  });
+  return gateVersion(TMUX_GATE, text, { argv, shown: text.replace(/^tmux\s+/, "") }).semver;
 }
 
 /**
@@ -141,19 +101,34 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
  * @returns The backend.
  *
  * @example Open a pane next to the pane muxbridge runs in
- * ```ts ignore
- * const backend = createTmuxBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { TmuxConfig } from "./_traits.ts";
+ * import { createTmuxBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<TmuxConfig>): Promise<void> {
+ *   const backend = createTmuxBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
-export function createTmuxBackend(deps: BackendDeps): Backend {
+export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "tmux");
   const tmux = createTmuxCommand(deps);
   const anchor = createAnchor(deps, tmux);
 
   const spawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    const sessionId = validateSessionId(req.sessionId);
+    const sessionId = req.sessionId;
     const owner = validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -176,10 +151,10 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     return { paneId, pid, arranged };
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
-    // list-panes, never display-message: the latter exits 0 for an unknown pane (research
-    // §1.6). list-panes -t %N lists %N's whole window, so pick %N's row.
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = tmuxPaneId(paneId);
+    // list-panes, never display-message: the latter exits 0 for an unknown pane (§3).
+    // list-panes -t %N lists %N's whole window, so pick %N's row.
     const result = await tmux.run([["list-panes", "-t", id, "-F", PANE_FORMAT]], signal);
     if (result.code !== 0) {
       const err = tmuxError(`inspect pane "${id}"`, result);
@@ -210,7 +185,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
     return stdout.split("\n").flatMap((line) => {
       const [paneId, dead, pid, matched] = line.split("\t");
       if (matched !== "1" || !PANE_ID.test(paneId ?? "")) return [];
-      const info: PaneInfo = { paneId, dead: dead === "1" };
+      const info: PaneInfo = { paneId: tmuxPaneId(paneId), dead: dead === "1" };
       if (/^\d+$/.test(pid ?? "")) info.pid = Number(pid);
       return [info];
     });
@@ -231,7 +206,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
         now = true;
       }
       const { rows } = current;
-      const owned = new Set([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
+      const owned = new Set<string>([...req.panes, ...rows.filter(isMarked).map((r) => r.paneId)]);
       owned.delete(at);
       const plan = planLayout({
         rows,
@@ -298,7 +273,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       tmux.bin,
       raw,
       (run) => tmuxError("read the tmux version", run),
-      ["tmux version", "tmux server", "tmux anchor"],
+      TMUX_DOCTOR.slice(1),
     );
     if (raw instanceof Error) return checks;
     try {
@@ -335,18 +310,18 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
 
   return {
     name: "tmux",
-    capabilities: CAPABILITIES,
+    capabilities: TMUX_CAPABILITIES,
     probe,
     spawn,
     inspect,
     listOwned,
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       await tmux.must(`interrupt pane "${id}"`, [["send-keys", "-t", id, "C-c"]], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       const action = `close pane "${id}"`;
       const at = anchor.known();
       if (at !== undefined) {
@@ -367,7 +342,7 @@ export function createTmuxBackend(deps: BackendDeps): Backend {
       await tmux.must(action, [["kill-pane", "-t", id]], signal);
     },
     async setTitle(paneId, title, signal) {
-      const id = paneIdArg(paneId);
+      const id = tmuxPaneId(paneId);
       await tmux.must(
         `title pane "${id}"`,
         [["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(title))]],

@@ -6,9 +6,8 @@
  * validated before exec (herdr has no `--`).
  *
  * herdr cannot be installed here: this backend is verified against the fake CLI in
- * `tests/fakes/bin/herdr`, built from `/work/shared/research/herdr.md` ("herdr.md §N": the
- * herdr 0.8.2 source and sneat-dev/wb's live-captured 0.9.x fixtures), never against a real
- * herdr.
+ * `tests/fakes/bin/herdr`, built from `docs/backends/herdr.md` ("§N": the herdr 0.8.2 source and
+ * sneat-dev/wb's live-captured 0.9.x fixtures), never against a real herdr.
  *
  * The minimum, 0.8.2: public ids `w1:p1` since 0.7.0, JSON `server_not_running` errors since
  * 0.8.0, and 0.8.2 is the release whose source was read (protocol 20) with every command used
@@ -30,58 +29,50 @@
  * @module
  */
 
-import {
-  type Backend,
-  type BackendDeps,
-  type Capabilities,
-  type Check,
-  checkPaneId,
-  failedCheck,
-  type LayoutRequest,
-  type LayoutResult,
-  type PaneInfo,
-  type ProbeResult,
-  type SpawnedPane,
-  type SpawnRequest,
-} from "../lib/backend.ts";
-import type { LayoutName } from "../lib/config.ts";
-import { MuxError } from "../lib/sys/errors.ts";
-import { describeArgv } from "../lib/sys/exec.ts";
+import type {
+  Backend,
+  BackendDeps,
+  Capabilities,
+  Check,
+  LayoutRequest,
+  LayoutResult,
+  PaneInfo,
+  ProbeResult,
+  SpawnedPane,
+  SpawnRequest,
+} from "../../lib/backend/backend.ts";
+import { failedCheck } from "../../lib/backend/failed_check.ts";
+import type { LayoutName } from "../../lib/config.ts";
+import { MuxError } from "../../lib/sys/errors.ts";
+import { describeArgv } from "../../lib/sys/exec.ts";
 import {
   cleanTitle,
+  type PaneId,
   validateDirectory,
-  validateSessionId,
   validateTarget,
   validateText,
-} from "../lib/validate.ts";
-import type { UnixRequester } from "../lib/sys/unix_request.ts";
-import { createHerdrApi } from "./herdr/_api.ts";
-import { herdrError } from "./herdr/_command.ts";
+} from "../../lib/validate.ts";
+import type { UnixRequester } from "../../lib/sys/unix_request.ts";
+import { createHerdrApi } from "./_api.ts";
+import { herdrError } from "./_command.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   writeCredentialsFile,
-} from "../lib/sys/credentials_file.ts";
-import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./herdr/_launch.ts";
-import { HERDR_MIN_VERSION as MIN_VERSION } from "./herdr/_version.ts";
-import { ENVIRON_READABLE, processEnviron } from "../lib/sys/processes.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../lib/spawn_token.ts";
+} from "../../lib/sys/credentials_file.ts";
+import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
+import { herdrPaneId } from "./_parse.ts";
+import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
+import {
+  HERDR_CAPABILITIES,
+  HERDR_DOCTOR,
+  HERDR_MIN_VERSION,
+  type HerdrConfig,
+} from "./_traits.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
 const checkToken = (token: string) => (tokenMarker(token), token);
-
-/** The oldest herdr muxbridge supports (see the module comment). */
-export const HERDR_MIN_VERSION: string = MIN_VERSION;
-
-/** What herdr can do; `spawnToken` needs a readable process environment (see `findSpawned`). */
-const capabilitiesWith = (spawnToken: boolean): Capabilities => ({
-  layout: false,
-  title: true,
-  env: true,
-  marks: false,
-  focusSafe: true,
-  spawnToken,
-});
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -95,7 +86,7 @@ export interface HerdrBackendOptions {
   environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
 }
 
-/** Variables herdr manages itself (a caller's `--env` cannot override them, herdr.md §4). */
+/** Variables herdr manages itself (a caller's `--env` cannot override them, docs/backends/herdr.md §4). */
 const RESERVED_ENV = new Set([
   "HERDR_ENV",
   "HERDR_SOCKET_PATH",
@@ -106,14 +97,6 @@ const RESERVED_ENV = new Set([
   LAUNCH_VAR,
   SPAWN_TOKEN_VAR,
 ]);
-
-/**
- * Checks a pane id: a validated target without whitespace. herdr ids are `w1:p3`, `w3:pB`
- * (bijective base 32: letters are digits, herdr.md §3): never parsed as numbers.
- */
-function paneIdArg(paneId: string): string {
-  return checkPaneId(paneId, /^\S+$/, 'A herdr pane id looks like "w1:p3"');
-}
 
 /** Checks every name and value of a pane's variables. */
 function checkEnv(env: Readonly<Record<string, string>>): void {
@@ -147,20 +130,38 @@ const ANCHOR_HINT =
  * @returns The backend.
  *
  * @example Open a pane next to the pane muxbridge runs in
- * ```ts ignore
- * const backend = createHerdrBackend(deps);
- * await backend.probe();
- * const { paneId } = await backend.spawn({ sessionId: "ses_1", title: "fix", argv, cwd, env: {}, owner: "cli" });
+ * ```ts
+ * import type { BackendDeps } from "../../lib/backend/backend.ts";
+ * import { validateSessionId } from "../../lib/validate.ts";
+ * import type { HerdrConfig } from "./_traits.ts";
+ * import { createHerdrBackend } from "./backend.ts";
+ *
+ * async function openAndClose(deps: BackendDeps<HerdrConfig>): Promise<void> {
+ *   const backend = createHerdrBackend(deps);
+ *   await backend.probe();
+ *   const { paneId } = await backend.spawn({
+ *     sessionId: validateSessionId("ses_1"),
+ *     title: "fix",
+ *     argv: ["opencode", "attach", "http://127.0.0.1:4096", "--session", "ses_1"],
+ *     cwd: "/home/me/project",
+ *     env: {},
+ *     owner: "cli",
+ *   });
+ *   await backend.kill(paneId);
+ * }
  * ```
  */
 export function createHerdrBackend(
-  deps: BackendDeps,
+  deps: BackendDeps<HerdrConfig>,
   options: HerdrBackendOptions = {},
 ): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
   const api = createHerdrApi(deps, layer, options);
   const environ = options.environ ?? processEnviron;
-  const capabilities = capabilitiesWith(options.environ !== undefined || ENVIRON_READABLE);
+  const capabilities: Capabilities = {
+    ...HERDR_CAPABILITIES,
+    spawnToken: options.environ !== undefined || ENVIRON_READABLE,
+  };
   const herdr = api.cli;
   const version = api.version;
   /** Panes this backend opened, oldest first: later splits stack beside the newest. */
@@ -173,7 +174,7 @@ export function createHerdrBackend(
    * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
    * another server would name an unrelated pane.
    */
-  const anchor = (): string | undefined => {
+  const anchor = (): PaneId | undefined => {
     if (!layer?.paneId) return undefined;
     const { session, socket_path } = deps.config.herdr;
     if (
@@ -182,7 +183,7 @@ export function createHerdrBackend(
     ) {
       return undefined;
     }
-    return paneIdArg(layer.paneId);
+    return herdrPaneId(layer.paneId);
   };
 
   const listPanes = (signal?: AbortSignal) => api.list(signal);
@@ -210,7 +211,6 @@ export function createHerdrBackend(
   };
 
   const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateSessionId(req.sessionId);
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
@@ -224,11 +224,11 @@ export function createHerdrBackend(
     await version(req.signal);
     const { target, direction } = await placement(req.signal);
     const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
-    let paneId: string;
+    let paneId: PaneId;
     try {
       // Only the command travels in the pane's environment, on either transport: the
       // credentials stay in their private file (see herdr/_launch.ts).
-      paneId = paneIdArg(
+      paneId = herdrPaneId(
         await api.split({
           ...(target === undefined ? {} : { target }),
           direction,
@@ -285,19 +285,19 @@ export function createHerdrBackend(
    * as an escape sequence. It is one argv element that must not start with "-" (herdr would
    * read `--clear`, `--help` or `--session` there) and holds no control characters.
    */
-  const setTitle = async (paneId: string, title: string, signal?: AbortSignal) => {
-    const id = paneIdArg(paneId);
+  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
+    const id = herdrPaneId(paneId);
     const clean = cleanTitle(title);
     const label = clean === "" ? null : validateText("pane title", clean);
     await api.rename(id, label, signal);
   };
 
-  const inspect = async (paneId: string, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = paneIdArg(paneId);
+  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
+    const id = herdrPaneId(paneId);
     const pane = await api.get(id, signal);
     if (pane === null) return null;
     // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
-    const info: PaneInfo = { paneId: pane.pane_id, dead: false };
+    const info: PaneInfo = { paneId: herdrPaneId(pane.pane_id), dead: false };
     if (pane.label !== undefined) info.title = pane.label;
     return info;
   };
@@ -313,7 +313,7 @@ export function createHerdrBackend(
     for (const pane of await listPanes(signal)) {
       const pid = await shellPid(pane.pane_id, signal);
       if (pid !== undefined && environ(pid)?.[SPAWN_TOKEN_VAR] === token) {
-        found.push({ paneId: pane.pane_id, dead: false, pid });
+        found.push({ paneId: herdrPaneId(pane.pane_id), dead: false, pid });
       }
     }
     return found;
@@ -336,7 +336,7 @@ export function createHerdrBackend(
   const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
     const checks: Check[] = [];
     const skip = (why: string) => {
-      for (const name of ["herdr transport", "herdr version", "herdr server", "herdr anchor"]) {
+      for (const name of HERDR_DOCTOR.slice(1)) {
         if (!checks.some((c) => c.name === name)) {
           checks.push({ name, status: "fail", detail: `not checked: ${why}` });
         }
@@ -437,12 +437,13 @@ export function createHerdrBackend(
     listOwned: () => Promise.resolve([]),
     findSpawned,
     async interrupt(paneId, signal) {
-      const id = paneIdArg(paneId);
-      // Silent on success (herdr.md §7); an unknown pane is a pane_not_found error line.
+      const id = herdrPaneId(paneId);
+      // Silent on success (docs/backends/herdr.md §7); an unknown pane is a pane_not_found error
+      // line.
       await api.sendKeys(id, ["ctrl+c"], signal);
     },
     async kill(paneId, signal) {
-      const id = paneIdArg(paneId);
+      const id = herdrPaneId(paneId);
       forgetEnvFile(id);
       await api.close(id, signal);
     },

@@ -1,0 +1,25 @@
+/**
+ * The backend contract: what a backend is and what it declares about itself (`backend.ts`: the
+ * `Backend` interface and the `BackendModule` each `backends/<name>/mod.ts` exports), building one
+ * from its module (`create_backend.ts`), hint texts that name the backends (`hints.ts`) and a
+ * failed doctor check (`failed_check.ts`).
+ *
+ * Files prefixed `_` are the mechanisms backends share (one program run, the fallback error, a
+ * pane id made in the backend's form, the version gate, a one-time step kept once it succeeds,
+ * the binary doctor check, a detected layer): only `backends/` imports them, and nothing here
+ * re-exports them.
+ *
+ * What lives here may import `lib/sys/`, the config (`lib/config.ts`, `lib/config_section.ts`),
+ * `lib/identity.ts` and `lib/validate.ts`, never `backends/`, `lib/session/`, `lib/bridge/`,
+ * `lib/cli/` or `lib/select_backend.ts` (which builds backends from this folder, a floor up):
+ * backends sit beside the core and import this folder and `lib/sys/`; the core talks to a
+ * {@linkcode Backend} and is handed the registry's list, never a backend's code.
+ * `tests/import_direction_test.ts` keeps it so.
+ *
+ * @module
+ */
+
+export * from "./backend.ts";
+export * from "./create_backend.ts";
+export * from "./failed_check.ts";
+export * from "./hints.ts";
