@@ -17,7 +17,7 @@ import type { SkipReason } from "./events.ts";
 import { type LostSpawn, spawnRecorded } from "./lost_spawns.ts";
 import { type MachineEvent, type SessionRecord, viewOf } from "./machine/mod.ts";
 import { holdArgv } from "./pane_program.ts";
-import { recordStatus } from "./pane_status.ts";
+import { paneStatus, recordStatus } from "./pane_status.ts";
 import type { LoopEnv, PaneHandle } from "./session.ts";
 
 /** Why a child cannot have a pane now, with a hint. */
@@ -181,7 +181,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
   });
   const spawned = await spawnRecorded(
     backend,
-    { ...req, argv: program, title: view.title },
+    { ...req, argv: program, title: view.title, status: paneStatus(view, record.id) },
     { ...fields, openedAt: openedAt() },
     {
       store: deps.store,

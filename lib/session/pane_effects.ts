@@ -40,6 +40,14 @@ export async function closeSessionPane(
       message: "No backend to close the pane with",
     };
   }
+  // The backend's status place forgets the child first (herdr's agent report); best effort.
+  try {
+    await backend.releaseStatus?.(paneId, id);
+  } catch (err) {
+    env.deps.log.debug(
+      `${id}: cannot release the status of pane ${paneId}: ${(err as Error).message}`,
+    );
+  }
   try {
     const result = await closePane(backend, paneId, {
       graceMs: env.config.close_grace_ms,

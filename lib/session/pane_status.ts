@@ -7,8 +7,9 @@
  * @module
  */
 
+import type { PaneStatus } from "../backend/pane_status.ts";
 import { isMuxError } from "../sys/errors.ts";
-import type { PaneId } from "../validate.ts";
+import type { PaneId, SessionId } from "../validate.ts";
 import type { MachineEvent, PaneView } from "./machine/mod.ts";
 import type { PaneRecord } from "./pane_store.ts";
 import type { LoopEnv, Session } from "./session.ts";
@@ -29,7 +30,24 @@ export function recordStatus(view: PaneView): NonNullable<PaneRecord["status"]> 
 }
 
 /**
- * Shows a view on a session's pane and records it.
+ * A view as a backend shows it.
+ *
+ * @param view The view.
+ * @param sessionId The child.
+ * @returns The backend's status.
+ */
+export function paneStatus(view: PaneView, sessionId: SessionId): PaneStatus {
+  return {
+    title: view.title,
+    state: view.state,
+    sessionId,
+    ...(view.attempt === undefined ? {} : { attempt: view.attempt }),
+    ...(view.exitCode === undefined ? {} : { exitCode: view.exitCode }),
+  };
+}
+
+/**
+ * Shows a view on a session's pane (the backend's `setStatus`, else its title) and records it.
  *
  * @param session The session (its pane handle attached).
  * @param paneId The pane.
@@ -53,9 +71,10 @@ export async function showStatus(
     env.deps.log.debug(`cannot record the status of pane ${paneId}: ${(err as Error).message}`);
   }
   const { backend } = pane;
-  if (!backend.capabilities.title) return null;
+  if (!backend.setStatus && !backend.capabilities.title) return null;
   try {
-    await backend.setTitle(paneId, view.title);
+    if (backend.setStatus) await backend.setStatus(paneId, paneStatus(view, session.record.id));
+    else await backend.setTitle(paneId, view.title);
   } catch (err) {
     // Closed behind muxbridge's back: the machine hears it once, as `gone`, and sends no more.
     if (isMuxError(err, "pane_not_found")) return { type: "gone", paneId };
