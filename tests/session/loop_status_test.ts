@@ -10,7 +10,7 @@ import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
-import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
+import { createFakeBackend, type FakeBackend, withStatusPlace } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 
@@ -233,4 +233,29 @@ Deno.test("SessionLoop admits queued children at once when a bridge.hello raises
   h.loop.setContext(h.loop.context, { ...h.loop.config, max_panes: undefined });
   await h.clock.advance(10);
   assert.equal(h.backend.panes.size, 3);
+});
+
+Deno.test("SessionLoop shows the state through a backend's status place and releases it before the close", async () => {
+  const h = setup();
+  withStatusPlace(h.backend);
+  const spawn = h.backend.spawn.bind(h.backend);
+  const asked: string[] = [];
+  h.backend.spawn = (r) => (asked.push(`${r.title} ${r.status?.state}`), spawn(r));
+  h.loop.handle(created("ses_a", "child"));
+  h.loop.handle(status("ses_a", "busy"));
+  await h.clock.advance(1500);
+  assert.deepEqual(asked, ["[busy] child busy"]);
+  h.loop.handle(status("ses_a", "idle"));
+  await h.clock.advance(3000);
+  const log = h.backend.log.filter((l) => !l.startsWith("find"));
+  // The pane opened showing busy already (the spawn carries the status): no call for it.
+  assert.deepEqual(log, [
+    "spawn ses_a",
+    "status %1 idle [idle] child",
+    "release %1 ses_a",
+    "interrupt %1",
+  ]);
+  const req = h.backend.panes.size === 0 ? null : [...h.backend.panes.values()][0].req;
+  assert.equal(req, null, "closed");
+  assert.deepEqual(h.titles, [], "no setTitle where the backend has a status place");
 });
