@@ -5,21 +5,25 @@
  * as the plugin hook would.
  *
  * 1. While the child works, its pane title shows `[busy]` (and the pane's `@muxbridge-status`
- *    user option says `busy`); once the turn ends, `[idle]`.
+ *    user option says `busy`); once the turn ends, `[idle]` (and `idle`).
  * 2. A pane whose attach points at a server that is gone (a loopback proxy in front of the real
  *    server stops listening right after the bridge's readiness check, before the attach starts)
  *    stays up showing why — OpenCode's own error and the start command's line with the exit
  *    code — for `failed_pane_hold_ms`, then closes, reported `pane.closed` with reason `failed`.
+ *
+ * 3. `exclude` and `max_panes` through the real bridge process (a stand-in program, a fake server).
  *
  * Only condition waits; the times it took are printed, never asserted.
  */
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
-import { startBridge } from "./helpers/bridge_process.ts";
+import { events, startBridge } from "./helpers/bridge_process.ts";
+import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
-import { isType as is, realLife } from "./helpers/real_life.ts";
+import { isType as is, realLife, runCli } from "./helpers/real_life.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
+import { writeStandIn } from "./helpers/stand_in.ts";
 
 const clock = createRealClock();
 const POLL_MS = 500;
@@ -113,6 +117,7 @@ Deno.test({
       );
       const busyShownMs = performance.now() - told.get(`${child} busy`)!;
       assert.equal(await display(pane, "#{pane_title}"), "[busy] status child");
+      assert.equal(await display(pane, "#{@muxbridge-status}"), "busy", "set in the same call");
       // Still working: the title is the child's state, not OpenCode's own (`OC | …`).
       await oc.waitBusy(child, true, 1000);
 
@@ -127,6 +132,7 @@ Deno.test({
       );
       const idleShownMs = performance.now() - told.get(`${child} idle`)!;
       assert.equal(await display(pane, "#{pane_title}"), "[idle] status child");
+      assert.equal(await display(pane, "#{@muxbridge-status}"), "idle");
       console.log(
         `      the title showed busy ${busyShownMs.toFixed(0)} ms and idle ${
           idleShownMs.toFixed(0)
@@ -181,6 +187,64 @@ Deno.test({
         await b.status.catch(() => {});
       }
       await proxy?.close();
+      await oc.close();
+      await life.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "exclude and max_panes through the real bridge process on real tmux: an excluded agent gets no pane, the queue opens in order",
+  ...requires("the controls end-to-end test", [tool("tmux")]),
+  async fn() {
+    const life = await realLife(async (dir) => ({
+      opencode_bin: await writeStandIn(dir),
+      idle_close_delay_ms: 200,
+      min_pane_lifetime_ms: 0,
+      poll_interval_ms: 300,
+      exclude: ["explore"],
+      max_panes: 1,
+    }));
+    const oc = serveFakeOpencode();
+    oc.fake.knowAll = true;
+    const bridge = startBridge(["--url", `${oc.url}/`, "--dir", life.dir], life.env);
+    try {
+      await bridge.waitFor(is("ready"), 30_000);
+      const P = "ses_ctlParent", X = "ses_ctlExplore", A = "ses_ctlA", B = "ses_ctlB";
+      await bridge.send(events.created(P, "parent", null, life.dir));
+      await bridge.send(events.created(X, "Map the code (@explore subagent)", P, life.dir));
+      await bridge.send(events.created(A, "first", P, life.dir));
+      await bridge.send(events.created(B, "second", P, life.dir));
+      for (const id of [X, A, B]) await bridge.send(events.status(id, "busy"));
+      const excluded = await bridge.waitFor(is("pane.skipped", X), 30_000);
+      assert.equal(excluded.reason, "excluded");
+      const queued = await bridge.waitFor(is("pane.skipped", B), 30_000);
+      assert.deepEqual([queued.reason, queued.position], ["max_panes", 1]);
+      const a = await bridge.waitFor(is("pane.opened", A), 30_000);
+      await bridge.send(events.status(A, "idle"));
+      await bridge.send(events.idle(A));
+      await bridge.waitFor(is("pane.closed", A, "idle"), 30_000);
+      const b = await bridge.waitFor(is("pane.opened", B), 30_000);
+      const live = (await life.server.tmux(["list-panes", "-a", "-F", "#{@muxbridge-session}"]))
+        .split("\n").filter(Boolean);
+      assert.deepEqual(live, [B], "the anchor has no mark; only B's pane is open");
+      assert.notEqual(a.paneId, b.paneId);
+      assert.ok(!bridge.lines.some(is("pane.opened", X)), "the excluded child never got a pane");
+      // `list` reads the state the bridge recorded for the open pane.
+      const listed = await runCli(["list", "--json"], life.env);
+      assert.equal(listed.code, 0, listed.stderr);
+      const rows = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
+      assert.deepEqual(rows.map((r) => [r.sessionId, r.paneId, r.state]), [[B, b.paneId, "busy"]]);
+      assert.equal(typeof rows[0].forMs, "number");
+      await bridge.endInput();
+      await bridge.waitFor(is("bye"), 30_000);
+      assert.equal((await bridge.status).code, 0);
+    } finally {
+      try {
+        bridge.kill("SIGKILL");
+      } catch { /* ended */ }
+      await bridge.status.catch(() => {});
       await oc.close();
       await life.close();
     }
