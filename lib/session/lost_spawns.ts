@@ -245,6 +245,8 @@ export async function resolveLostSpawn(
 function forgetRecord(record: PendingRecord, deps: LostSpawnDeps): void {
   try {
     deps.store.remove(record.backend, record.paneId);
+    // The spawn's pane, if it ran its program, may have reported a failure under the token.
+    deps.store.removeExit(record.token);
   } catch (err) {
     deps.log.warn(`cannot remove the pending record of ${record.sessionId}: ${String(err)}`);
   }
