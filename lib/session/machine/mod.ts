@@ -7,10 +7,13 @@
  * and feeds their outcomes back as events.
  *
  * A transition first applies what an event says about the session itself (its title, its
- * activity, a background job), then hands the event to the handler of the current state, one
- * file per state: `dormant`, `awaiting`, `opening`, `open`, `closing`, `stuck`; `deleted` is the
- * tombstone, where every event is ignored. A handler ignores the events that mean nothing in its
- * state. Types live in `types.ts`, the moves handlers share in `_step.ts`.
+ * activity, its live state for the pane to show, a background job), then hands the event to the
+ * handler of the current state, one file per state: `dormant`, `queued` (waiting for a free pane,
+ * `max_panes`), `awaiting`, `opening`, `open`, `held` (a failed pane shown for a while),
+ * `closing`, `stuck`; `deleted` is the tombstone, where every event is ignored. A handler ignores
+ * the events that mean nothing in its state. Last, the pane's view is brought up to date, at most
+ * once a second per pane (`_view.ts`). Types live in `types.ts`, the moves handlers share in
+ * `_step.ts`, the live state in `_live.ts`, `exclude` and the queue's admissions in `queue.ts`.
  *
  * This folder imports only `../events.ts`, `../../validate.ts` (id types) and itself.
  *
