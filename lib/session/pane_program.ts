@@ -13,7 +13,9 @@
  *
  * The script is a constant: every value (the hold, the file, the program and its arguments)
  * arrives as a positional parameter, never parsed by the shell; where a backend must turn argv
- * into one command string it quotes each element once (`lib/sys/shell_quote.ts`). An exit by a
+ * into one command string it quotes each element once (`lib/sys/shell_quote.ts`). It is one line
+ * without a backslash, so that it can be typed into a terminal too (cmux refuses both: its
+ * command goes through the user's interactive shell). An exit by a
  * signal or an interrupt (codes above 128) is no failure; OpenCode's attach exits 0 on the Ctrl+C
  * of muxbridge's own close (seen live, 1.18.33).
  *
@@ -34,8 +36,8 @@ export const HOLD_SCRIPT: string = [
   'if [ "$t" = 1 ]; then OPENCODE_DISABLE_TERMINAL_TITLE=1; export OPENCODE_DISABLE_TERMINAL_TITLE; fi',
   '"$@"; c=$?',
   'if [ "$c" -eq 0 ] || [ "$c" -gt 128 ]; then exit "$c"; fi',
-  'if [ -n "$f" ]; then (umask 077; printf "%s\\n" "$c" > "$f.tmp" && mv -f "$f.tmp" "$f"); fi',
-  'if [ "$h" -gt 0 ]; then printf "\\n[muxbridge] %s exited with code %s; this pane closes in %s s\\n" "${1##*/}" "$c" "$h"; sleep "$((h + s))"; fi',
+  'if [ -n "$f" ]; then (umask 077; echo "$c" > "$f.tmp" && mv -f "$f.tmp" "$f"); fi',
+  'if [ "$h" -gt 0 ]; then echo; printf "%s" "[muxbridge] ${1##*/} exited with code $c; this pane closes in $h s"; echo; sleep "$((h + s))"; fi',
   'exit "$c"',
 ].join("; ");
 

@@ -130,3 +130,7 @@ Deno.test(
     assert.equal(out.code, 0, out.stdout);
   },
 );
+
+Deno.test("the start command is one line without a backslash or control character (cmux types it)", () => {
+  assert.doesNotMatch(HOLD_SCRIPT, /[\\\p{Cc}]/u);
+});
