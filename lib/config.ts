@@ -12,6 +12,7 @@ import { MuxError } from "./sys/errors.ts";
 import { describeIssues, problemOf } from "./describe_issues.ts";
 import type { SectionOwner, SectionsOf } from "./config_section.ts";
 import { refuseHelloKeys } from "./hello_forbidden.ts";
+import { globProblem } from "./sys/glob.ts";
 import type { EnvLookup } from "./identity.ts";
 import { removedKeys, withoutRemovedKeys } from "./removed_keys.ts";
 
@@ -78,6 +79,27 @@ function coreShape(backends: readonly string[]) {
       "The most one multiplexer command may take before it is killed",
     ),
     close_on_exit: z.boolean().default(true).describe("Owned panes close when the bridge ends"),
+    exclude: z.array(
+      z.string().superRefine((pattern, ctx) => {
+        const problem = globProblem(pattern);
+        if (problem !== null) {
+          ctx.addIssue({ code: "custom", message: `not a valid glob: ${problem}` });
+        }
+      }),
+    ).max(100).default([]).describe(
+      "Glob patterns (* ? [abc] [!abc], \\ escapes; whole string, any case) on a child's agent name or title; a child that matches gets no pane (pane.skipped, reason excluded)",
+    ),
+    max_panes: z.number().int().min(1).max(1000).optional().describe(
+      "The most child panes open at once; above it children wait for a free pane (pane.skipped, reason max_panes, with their queue position), then open (pane.opened). Default: no limit",
+    ),
+    failed_pane_hold_ms: ms(
+      30_000,
+      3_600_000,
+      "A pane whose program failed (opencode attach exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
+    ),
+    status_in_title: z.boolean().default(true).describe(
+      "The pane title starts with the child's live state: [busy], [retry N], [idle], [error]",
+    ),
     max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
       "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",
     ),

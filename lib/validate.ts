@@ -328,6 +328,34 @@ export function cleanTitle(title: string): string {
   return Array.from(title.replace(UNSAFE_GLOBAL, "")).slice(0, MAX_TITLE).join("");
 }
 
+/** The longest agent name kept, in code points. */
+export const MAX_AGENT = 64;
+
+/**
+ * The agent a child session runs, clean: the event's `agent` field, else the name in the
+ * ` (@<agent> subagent)` suffix OpenCode's task tool gives a child's title (OpenCode 1.18.33,
+ * `docs/opencode.md`). Control, format and separator characters are removed, at most
+ * {@linkcode MAX_AGENT} code points.
+ *
+ * @param title The raw session title.
+ * @param agent The raw `agent` field, if any.
+ * @returns The agent name, or undefined when neither says (or it is empty once cleaned).
+ *
+ * @example
+ * ```ts
+ * import { agentOf } from "./validate.ts";
+ * agentOf("Map the lib folder (@explore subagent)"); // "explore"
+ * agentOf("anything", "review"); // "review"
+ * agentOf("a plain title"); // undefined
+ * ```
+ */
+export function agentOf(title: string, agent?: string): string | undefined {
+  const raw = agent ?? /\(@([^()]{1,200}) subagent\)\s*$/u.exec(title)?.[1];
+  if (raw === undefined) return undefined;
+  const clean = Array.from(raw.replace(UNSAFE_GLOBAL, "").trim()).slice(0, MAX_AGENT).join("");
+  return clean === "" ? undefined : clean;
+}
+
 /**
  * Hides URL credentials in a message about a bad URL: everything up to the last "@" goes, since
  * a malformed URL gives no reliable place where the userinfo ends.

@@ -45,7 +45,12 @@ import { startFakeHerdr } from "./backends/herdr_fixture.ts";
 import { watchArgv } from "./helpers/argv_watch.ts";
 import { type BridgeProcess, events, startBridge } from "./helpers/bridge_process.ts";
 import { type CliRun, runCli } from "./helpers/cli_process.ts";
-import { cmdline, opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
+import {
+  attachUnder,
+  cmdline,
+  opencodeBin,
+  startOpencodeServer,
+} from "./helpers/opencode_server.ts";
 import { isType } from "./helpers/real_life.ts";
 import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
@@ -300,8 +305,9 @@ Deno.test({
         const pid = Number(
           (await tmux.tmux(["display-message", "-p", "-t", pane, "#{pane_pid}"])).trim(),
         );
-        await until("the attach process", () => cmdline(pid)?.[1] === "attach");
-        return pid;
+        // The pane runs muxbridge's start command, the attach its child (pane_program.ts).
+        await until("the attach process", () => attachUnder(pid) !== null);
+        return attachUnder(pid)!;
       };
       let attachPid = await attachOf(paneA);
       const attachArgs = ["attach", s.url, "--session", childA.id, "--dir", s.project];

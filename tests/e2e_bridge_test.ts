@@ -31,6 +31,8 @@ async function setup(): Promise<Setup> {
     min_pane_lifetime_ms: 300,
     close_grace_ms: 300,
     poll_interval_ms: 300,
+    // Titles as sent (the live-state marker has tests/e2e_status_test.ts).
+    status_in_title: false,
   }));
   const oc = serveFakeOpencode();
   oc.fake.knowAll = true;

@@ -16,6 +16,7 @@ import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { muxbridgeArgv } from "./helpers/bridge_process.ts";
 import {
+  attachUnder,
   cmdline,
   opencodeBin,
   type OpencodeServer,
@@ -193,8 +194,10 @@ Deno.test({
         "#{pane_start_command}\t#{pane_pid}",
       ])).trim().split("\t");
       assert.match(startCommand, new RegExp(`attach ${s.url} --session ${child.id} --dir `));
-      await until("the attach process", () => cmdline(Number(panePid)) !== null);
-      assert.deepEqual(cmdline(Number(panePid))?.slice(1), [
+      // The pane runs muxbridge's start command, the attach its child (pane_program.ts).
+      await until("the attach process", () => attachUnder(Number(panePid)) !== null);
+      const attachPid = attachUnder(Number(panePid))!;
+      assert.deepEqual(cmdline(attachPid)?.slice(1), [
         "attach",
         s.url,
         "--session",
@@ -208,7 +211,8 @@ Deno.test({
       const idleClose = await panesBecome("the idle close", child.id, 0, 90_000);
       timings.firstPromptToPaneGone = idleClose.ms;
       await until("pane.closed idle", () => said("pane.closed", child.id, "idle").length === 1);
-      await until("the attach process to end", () => !processes.alive(Number(panePid)));
+      await until("the attach process to end", () => !processes.alive(attachPid));
+      await until("its pane's start command to end", () => !processes.alive(Number(panePid)));
 
       // The next prompt reopens it; held by the mock, the child stays busy while it is deleted.
       s.mock.hold();

@@ -60,6 +60,9 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
       opencode_bin: standIn,
       idle_close_delay_ms: 60_000,
       min_pane_lifetime_ms: 60_000,
+      // The titles as sent, without the live-state marker (tests/backends/tmux_status_test.ts
+      // covers hostile titles with it).
+      status_in_title: false,
     });
     const cases: Case[] = [];
     for (let i = 0; i < n; i++) {

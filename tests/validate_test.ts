@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  agentOf,
   cleanTitle,
   hasUnsafeChars,
   MAX_TARGET,
@@ -307,4 +308,16 @@ Deno.test("validateDirectory() refuses control and format characters", () => {
       message: /control or format/,
     });
   }
+});
+
+Deno.test("agentOf() takes the agent field, else the task title's suffix, cleaned and capped", () => {
+  assert.equal(agentOf("Map the lib folder (@explore subagent)"), "explore");
+  assert.equal(agentOf("x (@code-reviewer subagent)  "), "code-reviewer");
+  assert.equal(agentOf("x (@explore subagent) more"), undefined, "only as the suffix");
+  assert.equal(agentOf("plain"), undefined);
+  assert.equal(agentOf("t (@a\u001b]0;x\u0007b subagent)"), "a]0;xb");
+  assert.equal(agentOf("t", "  review\u0000\u202e "), "review");
+  assert.equal(agentOf("t", "\u0007"), undefined, "empty once cleaned");
+  assert.equal(agentOf("t", "x".repeat(500)), "x".repeat(64));
+  assert.equal(agentOf("t (@explore subagent)", "build"), "build", "the field wins");
 });

@@ -112,10 +112,12 @@ export interface HerdrApi {
   close(paneId: string, signal?: AbortSignal): Promise<void>;
   /** Sets the pane's label, or clears it (null). */
   rename(paneId: string, label: string | null, signal?: AbortSignal): Promise<HerdrPane>;
+  /** Runs an operation described elsewhere in the backend (`_agent.ts`) the same way. */
+  call<T>(op: HerdrOp<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /** One operation, described for both ways. */
-interface Op<T> {
+export interface HerdrOp<T> {
   /** What is done, for messages ("close pane \"w1:p3\""). */
   action: string;
   /** The socket method and its params. */
@@ -293,12 +295,12 @@ export function createHerdrApi(
     deps.log.warn(`herdr socket: ${why}; using one herdr process per command from now on`);
   };
 
-  const viaProcess = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
+  const viaProcess = async <T>(op: HerdrOp<T>, signal?: AbortSignal): Promise<T> => {
     await gateCli(signal);
     return op.read(await cli.must(op.action, op.args, signal));
   };
 
-  const exec = async <T>(op: Op<T>, signal?: AbortSignal): Promise<T> => {
+  const exec = async <T>(op: HerdrOp<T>, signal?: AbortSignal): Promise<T> => {
     const state = await transport(signal);
     const client = socket;
     if (state.transport === "cli" || client === undefined) return await viaProcess(op, signal);
@@ -445,5 +447,6 @@ export function createHerdrApi(
         read: paneOf("renamed pane"),
       }, signal);
     },
+    call: exec,
   };
 }

@@ -28,6 +28,9 @@ const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
   pane_not_found: "pane_not_found",
   server_not_running: "backend_unreachable",
   protocol_mismatch: "unsupported_version",
+  // The server could not read the request: a method or parameter this herdr does not know
+  // (an older herdr answers `pane.report_agent` so: docs/backends/herdr.md §16).
+  invalid_request: "unsupported",
 };
 
 const HINTS: Partial<Record<ErrorCode, string>> = {
@@ -36,6 +39,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
     "Start herdr, or point herdr.socket_path / herdr.session at a running herdr server",
   unsupported_version:
     "The herdr CLI and the running server speak different protocols: restart the herdr server or install the matching herdr",
+  unsupported: "This herdr does not know the request: install a newer herdr",
 };
 
 /**

@@ -53,6 +53,7 @@ import {
   validateText,
 } from "../../lib/validate.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
+import { createAgentReporter } from "./_agent.ts";
 import { createHerdrApi } from "./_api.ts";
 import { herdrError } from "./_command.ts";
 import {
@@ -157,6 +158,7 @@ export function createHerdrBackend(
 ): Backend {
   const layer = deps.identity.layers.find((l) => l.backend === "herdr");
   const api = createHerdrApi(deps, layer, options);
+  const agents = createAgentReporter(api, deps);
   const environ = options.environ ?? processEnviron;
   const capabilities: Capabilities = {
     ...HERDR_CAPABILITIES,
@@ -261,6 +263,12 @@ export function createHerdrBackend(
       } catch (err) {
         deps.log.warn(`herdr: cannot title pane ${paneId}: ${(err as Error).message}`);
       }
+    }
+    if (req.status !== undefined && req.status.state !== "unknown") {
+      // The pane is open either way: a report that fails now goes again at the next change.
+      await agents.report(paneId, req.status, req.signal).catch((err) =>
+        deps.log.debug(`herdr: cannot report the agent of ${paneId}: ${(err as Error).message}`)
+      );
     }
     return pid === undefined ? { paneId } : { paneId, pid };
   };
@@ -448,6 +456,14 @@ export function createHerdrBackend(
       await api.close(id, signal);
     },
     setTitle,
+    async setStatus(paneId, status, signal) {
+      // herdr has no command list: the label, then the agent report (docs/backends/herdr.md §16).
+      await setTitle(paneId, status.title, signal);
+      await agents.report(herdrPaneId(paneId), status, signal);
+    },
+    releaseStatus(paneId, sessionId, signal) {
+      return agents.release(herdrPaneId(paneId), sessionId, signal);
+    },
     applyLayout,
     doctor,
   };

@@ -53,7 +53,7 @@ export const herdr: BackendModule<"herdr", typeof HERDR_SECTION> = {
       "over herdr's API socket (no process per command; `herdr.transport: auto` falls back to the CLI) or the CLI: `pane split --no-focus`; the command travels in `--env`, the only typed text is a constant `exec /bin/sh -c 'eval \"$MUXBRIDGE_LAUNCH\"'`",
     close: "`send-keys ctrl+c` → grace → `pane close` (`pane get`)",
     layout: "no-op",
-    title: "`pane rename`",
+    title: "`pane rename`; the child's state also as herdr's agent report (`pane.report_agent`)",
     focusSafe: "yes",
     credentials:
       "a private 0600 file the launch command sources and removes (never on herdr's argv, never typed)",

@@ -23,6 +23,7 @@ import type {
   SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
+import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { shArgv } from "../../lib/sys/shell_quote.ts";
@@ -95,6 +96,18 @@ function gateTmux(stdout: string, argv: readonly string[]): string {
 }
 
 /**
+ * The pane user option holding the child's state (`busy`, `retry`, `idle`, `error`, `failed`) for
+ * a user's `pane-border-format` (docs/backends/tmux.md, "The child's state in the border").
+ * Stored verbatim: `set-option` expands nothing without `-F`.
+ */
+const STATUS_OPTION = "@muxbridge-status";
+
+/** The status option a new pane gets with its marks (none before anything is known). */
+function statusOption(status: PaneStatus | undefined): Array<[string, string]> {
+  return status === undefined || status.state === "unknown" ? [] : [[STATUS_OPTION, status.state]];
+}
+
+/**
  * Creates the tmux backend.
  *
  * @param deps Runner, env, clock, config (`tmux`, `placement`, `command_timeout_ms`), identity.
@@ -141,7 +154,11 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
       {
         paneFlags: [...dir, ...env],
         command: ["--", ...program],
-        options: [["@muxbridge-session", sessionId], ["@muxbridge-owner", owner]],
+        options: [
+          ["@muxbridge-session", sessionId],
+          ["@muxbridge-owner", owner],
+          ...statusOption(req.status),
+        ],
         title: escapeTitle(title),
       },
       [...dir, ...redactArgs(env)],
@@ -346,6 +363,21 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
       await tmux.must(
         `title pane "${id}"`,
         [["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(title))]],
+        signal,
+      );
+    },
+    async setStatus(paneId, status, signal) {
+      // One tmux process: the title, then the user option (select-pane fails first on a pane
+      // that is gone, with the "can't find pane" tmuxError reads as pane_not_found).
+      const id = tmuxPaneId(paneId);
+      await tmux.must(
+        `show the status of pane "${id}"`,
+        [
+          ["select-pane", "-t", id, "-T", escapeTitle(cleanTitle(status.title))],
+          status.state === "unknown"
+            ? ["set-option", "-p", "-u", "-t", id, STATUS_OPTION]
+            : ["set-option", "-p", "-t", id, STATUS_OPTION, status.state],
+        ],
         signal,
       );
     },

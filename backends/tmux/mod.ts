@@ -52,7 +52,7 @@ export const tmux: BackendModule<"tmux", typeof TMUX_SECTION> = {
     close:
       "Ctrl+C → grace → `kill-pane` (its exit status; else `list-panes -t`, never `display-message`)",
     layout: "main-*/tiled/even-* on muxbridge's own panes only",
-    title: "`select-pane -T`",
+    title: "`select-pane -T`; the child's state also in the pane option `@muxbridge-status`",
     focusSafe: "yes (`-d`)",
     credentials: "`-e`, sent through `tmux source-file -` on stdin (never on a tmux client's argv)",
     marks: "pane options `@muxbridge-session`/`@muxbridge-owner`",

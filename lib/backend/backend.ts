@@ -25,6 +25,7 @@ import type { Runner } from "../sys/exec.ts";
 import type { EnvLookup, Identity, Layer } from "../identity.ts";
 import type { Logger } from "../sys/log.ts";
 import type { PaneId, SessionId } from "../validate.ts";
+import type { SpawnStatus, StatusPlace } from "./pane_status.ts";
 
 /**
  * The form of a backend's name (`tmux`, `wezterm`): lower-case letters and digits, starting with a
@@ -89,8 +90,8 @@ export interface ProbeResult {
   version: string;
 }
 
-/** A pane to open. */
-export interface SpawnRequest {
+/** A pane to open (and the status it opens with: {@linkcode SpawnStatus}). */
+export interface SpawnRequest extends SpawnStatus {
   /** The child session the pane shows (goes into ownership marks), checked where it entered. */
   sessionId: SessionId;
   /** The clean title (see `cleanTitle`). */
@@ -224,9 +225,9 @@ export interface ProtocolVersion {
  * parsers where the id enters from the multiplexer (`_pane_id.ts`). An id it is handed is a
  * `PaneId` already (checked where it entered: a pane record, the CLI, the session loop); the
  * backend still checks it has its own form before it reaches argv, so an id of another backend's
- * form is refused, never sent.
+ * form is refused, never sent. Its status place, where it has one: {@linkcode StatusPlace}.
  */
-export interface Backend {
+export interface Backend extends StatusPlace {
   /** The backend's name (its {@linkcode BackendModule.name}). */
   readonly name: string;
   /** What it can do. */

@@ -1,8 +1,8 @@
 /**
  * The backend contract: what a backend is and what it declares about itself (`backend.ts`: the
  * `Backend` interface and the `BackendModule` each `backends/<name>/mod.ts` exports), building one
- * from its module (`create_backend.ts`), hint texts that name the backends (`hints.ts`) and a
- * failed doctor check (`failed_check.ts`).
+ * from its module (`create_backend.ts`), hint texts that name the backends (`hints.ts`), a
+ * failed doctor check (`failed_check.ts`) and what a pane shows of its child (`pane_status.ts`).
  *
  * Files prefixed `_` are the mechanisms backends share (one program run, the fallback error, a
  * pane id made in the backend's form, the version gate, a one-time step kept once it succeeds,
@@ -23,3 +23,4 @@ export * from "./backend.ts";
 export * from "./create_backend.ts";
 export * from "./failed_check.ts";
 export * from "./hints.ts";
+export * from "./pane_status.ts";

@@ -11,7 +11,6 @@
  */
 
 import { z } from "zod";
-import { describeIssues } from "../describe_issues.ts";
 import {
   CLOSE_REASONS,
   type LoopInput,
@@ -21,70 +20,31 @@ import {
   type PaneSkipped,
   SKIP_REASONS,
 } from "../session/events.ts";
-import { toMuxError } from "../sys/errors.ts";
 import {
-  isSessionId,
-  MAX_DIRECTORY,
-  SESSION_ID,
-  type SessionId,
-  validateSessionId,
-} from "../validate.ts";
+  invalid,
+  parseSessionEvent,
+  schemaError,
+  SessionErrorEventSchema,
+  sessionId,
+  SessionIdleEventSchema,
+  SessionInfoEventSchema,
+  SessionStatusEventSchema,
+} from "./_session_events.ts";
 
 export { CLOSE_REASONS, SKIP_REASONS };
+export {
+  SessionErrorEventSchema,
+  SessionIdleEventSchema,
+  SessionInfoEventSchema,
+  SessionInfoSchema,
+  SessionStatusEventSchema,
+} from "./_session_events.ts";
 
 /** The protocol version in `ready`. */
 export const PROTOCOL_VERSION = 1;
 
 /** The longest input line, in bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
-
-// ---------------------------------------------------------------- messages in: OpenCode events
-
-/**
- * `properties.info` of a session event (lenient).
- *
- * @internal
- */
-export const SessionInfoSchema = z.looseObject({
-  id: z.string(),
-  // A parent id is a session id too ("" or absent: a root session).
-  parentID: z.union([z.literal(""), z.string().regex(SESSION_ID, "not a session id")]).nullish(),
-  title: z.string().nullish(),
-  directory: z.string().max(MAX_DIRECTORY).nullish(),
-});
-
-/**
- * `session.created`, `session.updated`, `session.deleted`.
- *
- * @internal
- */
-export const SessionInfoEventSchema = z.looseObject({
-  type: z.enum(["session.created", "session.updated", "session.deleted"]),
-  properties: z.looseObject({ info: SessionInfoSchema }),
-});
-
-/**
- * `session.status`.
- *
- * @internal
- */
-export const SessionStatusEventSchema = z.looseObject({
-  type: z.literal("session.status"),
-  properties: z.looseObject({
-    sessionID: z.string(),
-    status: z.looseObject({ type: z.string() }),
-  }),
-});
-
-/**
- * `session.idle`.
- *
- * @internal
- */
-export const SessionIdleEventSchema = z.looseObject({
-  type: z.literal("session.idle"),
-  properties: z.looseObject({ sessionID: z.string() }),
-});
 
 // ---------------------------------------------------------------- messages in: control
 
@@ -173,6 +133,7 @@ const PaneSkippedSchema = z.object({
   sessionID: z.string(),
   reason: z.enum(SKIP_REASONS),
   hint: z.string(),
+  position: z.number().int().min(1).optional(),
 }) satisfies z.ZodType<PaneSkipped>;
 const PaneFailedSchema = z.object({
   type: z.literal("pane.failed"),
@@ -233,52 +194,6 @@ export type Inbound =
     skip?: { sessionID: string; hint: string };
   };
 
-const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> => ({
-  kind: "invalid",
-  code: "invalid_message",
-  message,
-});
-
-function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): Inbound {
-  return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);
-}
-
-/**
- * Checks a session id where it enters: a session id, or the `invalid_message` its line gets
- * (with `pane.skipped` for a child that was just created).
- */
-function sessionId(id: string, skipped: boolean): SessionId | Inbound {
-  try {
-    return validateSessionId(id);
-  } catch (err) {
-    const { message, hint } = toMuxError(err);
-    return skipped
-      ? { ...invalid(message), skip: { sessionID: id, hint: hint ?? message } }
-      : invalid(message);
-  }
-}
-
-function sessionEvent(
-  kind: "created" | "updated" | "deleted",
-  info: z.output<typeof SessionInfoSchema>,
-): Inbound {
-  // A root session gets no pane and nothing is said, whatever its id (only children are ours).
-  if (!info.parentID && kind !== "deleted" && !isSessionId(info.id)) {
-    return { kind: "ignored", type: `session.${kind}` };
-  }
-  const id = sessionId(info.id, kind === "created" && !!info.parentID);
-  if (typeof id !== "string") return id;
-  return {
-    kind,
-    info: {
-      id,
-      title: info.title ?? "",
-      ...(info.parentID && isSessionId(info.parentID) ? { parentId: info.parentID } : {}),
-      ...(info.directory ? { directory: info.directory } : {}),
-    },
-  };
-}
-
 /**
  * Interprets one input line (already known to be at most {@linkcode MAX_LINE_BYTES}).
  *
@@ -313,38 +228,6 @@ export function parseLine(line: string): Inbound {
   if (type.startsWith("session.")) return parseSessionEvent(type, value);
   if (type.startsWith("bridge.")) return parseControl(type, value);
   return { kind: "ignored", type };
-}
-
-function parseSessionEvent(type: string, value: unknown): Inbound {
-  switch (type) {
-    case "session.created":
-    case "session.updated":
-    case "session.deleted": {
-      const r = SessionInfoEventSchema.safeParse(value);
-      if (!r.success) return schemaError(type, r.error.issues);
-      return sessionEvent(
-        type.slice(8) as "created" | "updated" | "deleted",
-        r.data.properties.info,
-      );
-    }
-    case "session.status": {
-      const r = SessionStatusEventSchema.safeParse(value);
-      if (!r.success) return schemaError(type, r.error.issues);
-      const id = sessionId(r.data.properties.sessionID, false);
-      if (typeof id !== "string") return id;
-      // `retry` and unknown types count as activity (contract).
-      const status = r.data.properties.status.type === "idle" ? "idle" : "busy";
-      return { kind: "status", sessionId: id, status };
-    }
-    case "session.idle": {
-      const r = SessionIdleEventSchema.safeParse(value);
-      if (!r.success) return schemaError(type, r.error.issues);
-      const id = sessionId(r.data.properties.sessionID, false);
-      return typeof id === "string" ? { kind: "status", sessionId: id, status: "idle" } : id;
-    }
-    default:
-      return { kind: "ignored", type };
-  }
 }
 
 function parseControl(type: string, value: unknown): Inbound {
@@ -387,6 +270,7 @@ export function protocolJsonSchema(): Record<string, unknown> {
       SessionInfoEventSchema,
       SessionStatusEventSchema,
       SessionIdleEventSchema,
+      SessionErrorEventSchema,
       HelloSchema,
       JobSchema,
       PingSchema,

@@ -54,7 +54,21 @@ export interface CallOptions {
 }
 
 const HealthSchema = z.looseObject({ healthy: z.boolean(), version: z.string().optional() });
-const StatusMapSchema = z.record(z.string(), z.looseObject({ type: z.string() }));
+const StatusMapSchema = z.record(
+  z.string(),
+  z.looseObject({ type: z.string(), attempt: z.unknown().optional() }),
+);
+
+/**
+ * One session in the status map: busy or idle (`retry` and unknown types count as busy, the
+ * contract), with the attempt when it is retrying (0: the server did not say).
+ */
+export interface SessionActivity {
+  /** Busy (also retrying) or idle. */
+  readonly status: "busy" | "idle";
+  /** Retrying a failed model request: the attempt, from 1 (0: not said). */
+  readonly retry?: number;
+}
 const SessionSchema = z.looseObject({
   id: z.string(),
   parentID: z.string().nullish(),
@@ -93,7 +107,7 @@ export interface OpencodeClient {
    *
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
-  statusMap(options?: CallOptions): Promise<Map<string, "busy" | "idle">>;
+  statusMap(options?: CallOptions): Promise<Map<string, SessionActivity>>;
   /**
    * `GET /session/:id`; null when the server answers 404 (deleted or unknown).
    *
@@ -225,10 +239,17 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     },
     async statusMap(call) {
       const map = await get(scoped("/session/status", call), StatusMapSchema, call);
-      const out = new Map<string, "busy" | "idle">();
+      const out = new Map<string, SessionActivity>();
       // `retry` and unknown types count as activity (contract).
-      for (const [id, status] of Object.entries(map)) {
-        out.set(id, status.type === "idle" ? "idle" : "busy");
+      for (const [id, { type, attempt }] of Object.entries(map)) {
+        out.set(
+          id,
+          type === "idle"
+            ? { status: "idle" }
+            : type === "retry"
+            ? { status: "busy", retry: retryAttempt(attempt) }
+            : { status: "busy" },
+        );
       }
       return out;
     },
@@ -241,4 +262,11 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
       );
     },
   };
+}
+
+/** A retry's attempt (1 or more), or 0 when the server gives none that can be used. */
+function retryAttempt(attempt: unknown): number {
+  return typeof attempt === "number" && Number.isSafeInteger(attempt) && attempt >= 1
+    ? Math.min(attempt, 1_000_000)
+    : 0;
 }

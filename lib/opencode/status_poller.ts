@@ -41,8 +41,11 @@ export interface StatusPollerDeps<Id extends string = string> {
   targets(): PollTarget<Id>[];
   /** The server client, or null when no server is known (then nothing is polled). */
   client(): OpencodeClient | null;
-  /** Receives one observation; `at` is when the request was sent (older than later events). */
-  observe(sessionId: Id, status: PollStatus, at: number): void;
+  /**
+   * Receives one observation; `at` is when the request was sent (older than later events);
+   * `retry`: busy, retrying (the attempt, 0 when not said).
+   */
+  observe(sessionId: Id, status: PollStatus, at: number, retry?: number): void;
   /** The longest pause after failures. @default 30000 (never below the interval) */
   maxBackoffMs?: number;
   /** The most one request may take. @default min(2000, the interval) */
@@ -161,7 +164,12 @@ export class StatusPoller<Id extends string = string> {
         continue;
       }
       answered = true;
-      for (const id of r.value.ids) this.#deps.observe(id, r.value.map.get(id) ?? "absent", at);
+      for (const id of r.value.ids) {
+        const seen = r.value.map.get(id);
+        if (seen === undefined) this.#deps.observe(id, "absent", at);
+        else if (seen.retry === undefined) this.#deps.observe(id, seen.status, at);
+        else this.#deps.observe(id, seen.status, at, seen.retry);
+      }
     }
     this.#account(client.url, answered, failure);
     if (this.#stopped) return;

@@ -106,7 +106,7 @@ async function sessionVerdict(
     const session = await client.session(record.sessionId, call);
     if (session === null) return { close: true, reason: "session deleted" };
     const status = (await client.statusMap(call)).get(record.sessionId);
-    return status === "busy"
+    return status?.status === "busy"
       ? {
         close: false,
         reason: "session busy",
@@ -147,6 +147,11 @@ export async function runCleanup(
   }
   const seen = new Set<string>();
 
+  // A record goes with its program's failure report, if any.
+  const forget = (record: PaneRecord) => {
+    deps.store.remove(record.backend, record.paneId);
+    if (record.token !== undefined) deps.store.removeExit(record.token);
+  };
   const decide = async (record: PaneRecord) => {
     const entry = { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId };
     const owner = record.owner;
@@ -187,7 +192,7 @@ export async function runCleanup(
         } catch (err) {
           return keep(`program survived its pane: ${toMuxError(err).message}`);
         }
-        deps.store.remove(record.backend, record.paneId);
+        forget(record);
       }
       report.closed.push({ ...entry, reason: "already gone" });
       return;
@@ -200,7 +205,7 @@ export async function runCleanup(
     if (!options.dryRun) {
       try {
         await close();
-        deps.store.remove(record.backend, record.paneId);
+        forget(record);
       } catch (err) {
         return keep(`close failed: ${toMuxError(err).message}`);
       }

@@ -17,11 +17,11 @@ import {
   endSurvivor,
   layoutPass,
   recheckSession,
-  retitlePane,
   storeMarkStuck,
   storePut,
   storeRemove,
 } from "./pane_effects.ts";
+import { showStatus } from "./pane_status.ts";
 import { PaneWatch, type WatchedPane } from "./pane_watch.ts";
 import { SerialQueue } from "./serial_queue.ts";
 import type { LoopEnv, Session } from "./session.ts";
@@ -73,6 +73,9 @@ export class EffectRunner {
       lost: () => deps.sessions().some((s) => s.lostSpawns.length > 0),
       sweep: () => this.sweep(false),
       gone: (id, paneId) => deps.feed(id, { type: "gone", paneId }),
+      exits: () => deps.env().deps.store.exits(),
+      exited: (id, paneId, code, present) =>
+        deps.feed(id, { type: "exited", paneId, code, present }),
     });
   }
 
@@ -113,8 +116,12 @@ export class EffectRunner {
         return void this.#queue.run(() => this.#spawn(session));
       case "close":
         return then(closeSessionPane(session, effect.paneId, effect.reason, env));
-      case "retitle":
-        return then(retitlePane(session, effect.paneId, effect.title, env));
+      case "set_status":
+        return then(showStatus(session, effect.paneId, effect.view, env));
+      case "arm_status":
+        return this.#armStatus(session, effect.at);
+      case "disarm_status":
+        return this.#disarmStatus(session);
       case "recheck":
         return then(recheckSession(session.record, env));
       case "layout":
@@ -155,6 +162,7 @@ export class EffectRunner {
       session.readiness?.abort();
       session.readiness = null;
       this.#disarm(session);
+      this.#disarmStatus(session);
     }
   }
 
@@ -200,6 +208,21 @@ export class EffectRunner {
     session.timer = null;
   }
 
+  #armStatus(session: Session, at: number): void {
+    this.#disarmStatus(session);
+    const { clock } = this.#deps.env().deps;
+    session.statusTimer = clock.setTimeout(() => {
+      session.statusTimer = null;
+      this.#deps.feed(session.record.id, { type: "status_due" });
+    }, Math.max(0, at - clock.now()));
+  }
+
+  #disarmStatus(session: Session): void {
+    if (session.statusTimer === null) return;
+    this.#deps.env().deps.clock.clearTimeout(session.statusTimer);
+    session.statusTimer = null;
+  }
+
   async #awaitReady(session: Session): Promise<MachineEvent | null> {
     if (session.record.state.kind !== "awaiting") return null;
     session.readiness?.abort();
@@ -237,6 +260,7 @@ export class EffectRunner {
           backend: pane.backend,
           ...(pane.record.pid === undefined ? {} : { pid: pane.record.pid }),
           ...(pane.record.pidStart === undefined ? {} : { pidStart: pane.record.pidStart }),
+          ...(pane.record.token === undefined ? {} : { token: pane.record.token }),
         }]
         : []
     );

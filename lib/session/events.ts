@@ -10,7 +10,7 @@
 import type { SessionId } from "../validate.ts";
 
 /** Why a pane closed. */
-export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone"] as const;
+export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;
 
 /** A close reason. */
 export type CloseReason = typeof CLOSE_REASONS[number];
@@ -27,6 +27,8 @@ export const SKIP_REASONS = [
   "backend_unreachable",
   "session_not_found",
   "limit",
+  "excluded",
+  "max_panes",
 ] as const;
 
 /** A skip reason. */
@@ -66,6 +68,8 @@ export interface PaneSkipped {
   reason: SkipReason;
   /** What a user can do about it. */
   hint: string;
+  /** For `max_panes`: the child's place in the queue of children waiting for a pane (1: next). */
+  position?: number;
 }
 
 /** An open or close that failed. */
@@ -95,10 +99,21 @@ export interface SessionInfo {
   title: string;
   /** The session's directory, when given (checked where it is used). */
   directory?: string;
+  /**
+   * The agent the session runs, raw: `info.agent`, else the `(@<agent> subagent)` suffix OpenCode
+   * puts on a task child's title (cleaned by the loop).
+   */
+  agent?: string;
 }
 
 /** A session event the loop handles. */
 export type LoopInput =
   | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
-  | { kind: "status"; sessionId: SessionId; status: "busy" | "idle" }
+  /**
+   * `retry`: the session is busy retrying a failed model request, this attempt (from 1; 0 when
+   * the event did not say).
+   */
+  | { kind: "status"; sessionId: SessionId; status: "busy" | "idle"; retry?: number }
+  /** `session.error` (an aborted request is no error: it arrives as idle). */
+  | { kind: "error"; sessionId: SessionId }
   | { kind: "job"; sessionId: SessionId; running: boolean };

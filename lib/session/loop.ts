@@ -15,11 +15,12 @@ import type { Config } from "../config.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import { originOf } from "../opencode/origin.ts";
 import { StatusPoller } from "../opencode/status_poller.ts";
-import { cleanTitle, type SessionId } from "../validate.ts";
+import { agentOf, cleanTitle, type SessionId } from "../validate.ts";
 import { EffectRunner } from "./effect_runner.ts";
 import type { LoopInput } from "./events.ts";
 import { describeConfigChange, machineConfig } from "./loop_config.ts";
 import {
+  admissions,
   hasPane,
   isBusy,
   isTracked,
@@ -59,6 +60,7 @@ export class SessionLoop {
   /** Server versions already read, by server URL. */
   readonly #versions = new Map<string, string | null>();
   #shuttingDown = false;
+  #admitting = false;
   #settled: Array<() => void> = [];
 
   /**
@@ -93,7 +95,7 @@ export class SessionLoop {
               : []
           ),
         client: () => this.#serverClient(),
-        observe: (id, status, at) => this.observe(id, status, at),
+        observe: (id, status, at, retry) => this.observe(id, status, at, retry),
       });
     }
   }
@@ -117,6 +119,8 @@ export class SessionLoop {
     this.#config = config;
     this.#machine = machineConfig(config, this.#deps.server !== undefined, ctx.backend);
     this.#poller?.update();
+    // A higher (or no) max_panes frees places for the children already queued.
+    this.#admit();
   }
 
   /** The current context. */
@@ -152,17 +156,19 @@ export class SessionLoop {
         const { info } = input;
         if (!info.parentId) return; // root sessions get no pane, silently
         const title = cleanTitle(info.title);
+        const agent = agentOf(info.title, info.agent);
         if (!this.#sessions.has(info.id)) {
           if (this.#sessions.size >= this.#config.max_tracked_sessions) {
             return this.#overLimit(info.id, input.kind === "created");
           }
-          const record = newRecord(info.id, info.parentId, title, info.directory);
+          const record = newRecord(info.id, info.parentId, title, info.directory, agent);
           this.#sessions.set(info.id, newSession(record));
         } else {
           this.#feed(info.id, {
             type: "updated",
             title,
             ...(info.directory ? { directory: info.directory } : {}),
+            ...(agent === undefined ? {} : { agent }),
           });
         }
         if (input.kind === "created") this.#feed(info.id, { type: "created" });
@@ -171,7 +177,13 @@ export class SessionLoop {
       case "deleted":
         return this.#feedKnown(input.info.id, { type: "deleted" });
       case "status":
-        return this.#feedKnown(input.sessionId, { type: "status", status: input.status });
+        return this.#feedKnown(input.sessionId, {
+          type: "status",
+          status: input.status,
+          ...(input.retry === undefined ? {} : { retry: input.retry }),
+        });
+      case "error":
+        return this.#feedKnown(input.sessionId, { type: "error" });
       case "job":
         return this.#feedKnown(input.sessionId, { type: "job", running: input.running });
       default: {
@@ -218,10 +230,21 @@ export class SessionLoop {
    * @param sessionId The session.
    * @param status What the poll saw (`unknown` is ignored).
    * @param at When the poll was sent; a poll older than the last status event is ignored.
+   * @param retry Busy, retrying: the attempt (0: not known).
    */
-  observe(sessionId: SessionId, status: PolledStatus, at: number = this.#deps.clock.now()): void {
+  observe(
+    sessionId: SessionId,
+    status: PolledStatus,
+    at: number = this.#deps.clock.now(),
+    retry?: number,
+  ): void {
     if (this.#shuttingDown || status === "unknown") return;
-    this.#feed(sessionId, { type: "poll", status, at });
+    this.#feed(sessionId, {
+      type: "poll",
+      status,
+      at,
+      ...(status === "busy" && retry !== undefined ? { retry } : {}),
+    });
   }
 
   /**
@@ -282,8 +305,25 @@ export class SessionLoop {
       this.#deps.log.debug(`${id}: ${before.state.kind} -> ${t.record.state.kind} (${event.type})`);
     }
     for (const effect of t.effects) this.#effects.run(session, effect);
+    this.#admit();
     this.#checkSettled();
     this.#poller?.update();
+  }
+
+  /**
+   * Gives queued children the panes that are free (`max_panes`) and tells the others their
+   * place, once; `admissions` decides, in queue order.
+   */
+  #admit(): void {
+    if (this.#admitting || this.#shuttingDown) return;
+    this.#admitting = true;
+    try {
+      const { admit, waiting } = admissions(this.records(), this.#machine.maxPanes);
+      for (const id of admit) this.#feed(id, { type: "admitted" });
+      for (const { id, position } of waiting) this.#feed(id, { type: "waiting", position });
+    } finally {
+      this.#admitting = false;
+    }
   }
 
   #all(): Session[] {

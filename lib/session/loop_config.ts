@@ -12,7 +12,8 @@
 
 import type { Backend } from "../backend/backend.ts";
 import type { Config } from "../config.ts";
-import type { MachineConfig } from "./machine/mod.ts";
+import { compileGlob } from "../sys/glob.ts";
+import { type MachineConfig, STATUS_INTERVAL_MS } from "./machine/mod.ts";
 
 /**
  * The machine timing derived from config.
@@ -34,6 +35,15 @@ export function machineConfig(
     closeRetryDelayMs: config.close_retry_delay_ms,
     recheck: server,
     readiness: server,
+    statusInTitle: config.status_in_title,
+    statusIntervalMs: STATUS_INTERVAL_MS,
+    failedHoldMs: config.failed_pane_hold_ms,
+    ...(config.max_panes === undefined ? {} : { maxPanes: config.max_panes }),
+    // Valid: the config schema refused any pattern that is not.
+    exclude: config.exclude.map((pattern) => {
+      const glob = compileGlob(pattern);
+      return { pattern, test: (text: string) => glob.test(text) };
+    }),
   };
 }
 
@@ -49,6 +59,10 @@ const WHEN: Readonly<Record<string, string>> = {
   poll_interval_ms: "at the next poll",
   readiness_timeout_ms: "for the next pane to open",
   max_tracked_sessions: "for the next new child",
+  exclude: "for the next child to get a pane",
+  max_panes: "for the next child to get a pane",
+  status_in_title: "at each pane's next status change",
+  failed_pane_hold_ms: "for the next pane whose program fails",
   close_on_exit: "when the bridge ends",
   log_level: "never: the log is set up when the bridge starts",
 };

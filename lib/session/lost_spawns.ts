@@ -139,6 +139,8 @@ export type RecordedSpawn =
  * @param req The request (its `token` is set here).
  * @param fields The spawn's session, title, owner, server and directory.
  * @param deps Store, clock, processes, grace, log.
+ * @param token The spawn token, when the caller needed it first (the pane's exit file is
+ *   named by it). @default a new one
  * @returns The pane, or the failure and what was done about a pane it may have left.
  */
 export async function spawnRecorded(
@@ -146,8 +148,8 @@ export async function spawnRecorded(
   req: Omit<SpawnRequest, "token">,
   fields: SpawnRecordFields,
   deps: LostSpawnDeps,
+  token: string = newSpawnToken(),
 ): Promise<RecordedSpawn> {
-  const token = newSpawnToken();
   const pending: PendingRecord = {
     ...fields,
     backend: backend.name,
@@ -243,6 +245,8 @@ export async function resolveLostSpawn(
 function forgetRecord(record: PendingRecord, deps: LostSpawnDeps): void {
   try {
     deps.store.remove(record.backend, record.paneId);
+    // The spawn's pane, if it ran its program, may have reported a failure under the token.
+    deps.store.removeExit(record.token);
   } catch (err) {
     deps.log.warn(`cannot remove the pending record of ${record.sessionId}: ${String(err)}`);
   }

@@ -6,9 +6,11 @@
  * - `events.ts`: what comes in (`LoopInput`) and goes out (`PaneMessage`), free of any wire
  *   format; `machine/`: the pure machine, one file per state (no I/O, no clock).
  * - `loop.ts`: the one `Map<SessionId, Session>` and the feed; `session.ts`: a session's record
- *   and attachments; `effect_runner.ts` with `open_pane.ts` and `pane_effects.ts`: what each
- *   effect does; `pane_watch.ts`, `layout_debouncer.ts`, `serial_queue.ts`: what serves all
- *   sessions; `loop_config.ts`: how config reaches the machine and when a new one applies.
+ *   and attachments; `effect_runner.ts` with `open_pane.ts`, `pane_effects.ts` and
+ *   `pane_status.ts`: what each effect does; `pane_watch.ts`, `layout_debouncer.ts`,
+ *   `serial_queue.ts`: what serves all sessions; `loop_config.ts`: how config reaches the machine
+ *   and when a new one applies; `pane_program.ts`: the start command a pane runs (it holds a
+ *   failed pane and reports the failure).
  * - `close_pane.ts`, `lost_spawns.ts`, `pane_store.ts`, `cleanup.ts`: closing, spawning and
  *   recording panes, shared with `muxbridge close`, `spawn`, `list` and `cleanup`.
  *

@@ -9,12 +9,15 @@
 import type { SpawnRequest } from "../backend/backend.ts";
 import { attachArgv, attachEnv } from "../opencode/attach.ts";
 import { waitUntilReady } from "../opencode/readiness.ts";
+import { newSpawnToken } from "../spawn_token.ts";
 import { type MuxError, toMuxError } from "../sys/errors.ts";
 import type { Processes } from "../sys/processes.ts";
 import { validateDirectory } from "../validate.ts";
 import type { SkipReason } from "./events.ts";
 import { type LostSpawn, spawnRecorded } from "./lost_spawns.ts";
-import type { MachineEvent, SessionRecord } from "./machine/mod.ts";
+import { type MachineEvent, type SessionRecord, viewOf } from "./machine/mod.ts";
+import { holdArgv } from "./pane_program.ts";
+import { paneStatus, recordStatus } from "./pane_status.ts";
 import type { LoopEnv, PaneHandle } from "./session.ts";
 
 /** Why a child cannot have a pane now, with a hint. */
@@ -135,7 +138,10 @@ export interface Opened {
 }
 
 /**
- * Spawns a child's pane, its pending record written first (`spawnRecorded`).
+ * Spawns a child's pane, its pending record written first (`spawnRecorded`). The pane opens
+ * with its title and live-state marker as they are now, and runs the attach command inside the
+ * start command that holds it on a failure (`pane_program.ts`), whose exit file is named by the
+ * spawn token.
  *
  * @param record The child (opening).
  * @param env The loop's context and deps.
@@ -157,14 +163,36 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
     ...(ctx.serverUrl ? { server: ctx.serverUrl } : {}),
     directory: req.cwd,
   };
-  const spawned = await spawnRecorded(backend, req, { ...fields, openedAt: openedAt() }, {
-    store: deps.store,
-    clock: deps.clock,
-    processes: deps.processes,
-    graceMs: env.config.close_grace_ms,
-    survivorGraceMs: env.config.survivor_grace_ms,
-    log: deps.log,
+  const view = viewOf(record, { statusInTitle: env.config.status_in_title });
+  const token = newSpawnToken();
+  let exitFile: string | undefined;
+  try {
+    exitFile = deps.store.exitFile(token);
+  } catch (err) {
+    deps.log.warn(
+      `${record.id}: a failure of its pane will not be seen: ${(err as Error).message}`,
+    );
+  }
+  const program = holdArgv(req.argv, {
+    holdMs: env.config.failed_pane_hold_ms,
+    slackMs: env.config.poll_interval_ms,
+    ...(exitFile === undefined ? {} : { exitFile }),
+    ownsTitle: backend.capabilities.title,
   });
+  const spawned = await spawnRecorded(
+    backend,
+    { ...req, argv: program, title: view.title, status: paneStatus(view, record.id) },
+    { ...fields, openedAt: openedAt() },
+    {
+      store: deps.store,
+      clock: deps.clock,
+      processes: deps.processes,
+      graceMs: env.config.close_grace_ms,
+      survivorGraceMs: env.config.survivor_grace_ms,
+      log: deps.log,
+    },
+    token,
+  );
   if (!spawned.ok) {
     const e = toMuxError(spawned.error);
     deps.log.warn(`${record.id}: cannot open pane: ${e.message}`);
@@ -191,6 +219,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
       paneId,
       backend: backend.name,
       pending: pending.paneId,
+      view,
       ...(pane.arranged ? { arranged: true } : {}),
     },
     pane: {
@@ -200,14 +229,16 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
         paneId,
         backend: backend.name,
         openedAt: openedAt(),
-        ...program(deps.processes, pane.pid),
+        token,
+        status: recordStatus(view),
+        ...programOf(deps.processes, pane.pid),
       },
     },
   };
 }
 
 /** A new pane's program, kept only with evidence it is the pane's (it still runs). */
-function program(processes: Processes, pid: number | undefined): {
+function programOf(processes: Processes, pid: number | undefined): {
   pid?: number;
   pidStart?: string;
 } {

@@ -1,5 +1,5 @@
 /**
- * The I/O behind the machine's pane effects once a pane exists: close, retitle, the status read
+ * The I/O behind the machine's pane effects once a pane exists: close, the status read
  * that confirms an idle close, ending a program that outlived its pane, the layout pass, and the
  * durable record's writes. A runner that learns something returns it as the event to feed back;
  * nothing here decides what follows.
@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isMuxError, toMuxError } from "../sys/errors.ts";
+import { toMuxError } from "../sys/errors.ts";
 import type { PaneId } from "../validate.ts";
 import type { CloseReason } from "./events.ts";
 import { closePane, terminateSurvivor } from "./close_pane.ts";
@@ -40,6 +40,14 @@ export async function closeSessionPane(
       message: "No backend to close the pane with",
     };
   }
+  // The backend's status place forgets the child first (herdr's agent report); best effort.
+  try {
+    await backend.releaseStatus?.(paneId, id);
+  } catch (err) {
+    env.deps.log.debug(
+      `${id}: cannot release the status of pane ${paneId}: ${(err as Error).message}`,
+    );
+  }
   try {
     const result = await closePane(backend, paneId, {
       graceMs: env.config.close_grace_ms,
@@ -56,34 +64,6 @@ export async function closeSessionPane(
     env.deps.log.warn(`${id}: cannot close pane ${paneId}: ${e.message}`);
     return { type: "close_failed", code: e.code, message: e.message };
   }
-}
-
-/**
- * Sets a pane's title, where the backend has titles.
- *
- * @param session The session.
- * @param paneId The pane.
- * @param title The clean title.
- * @param env The loop's context and deps.
- * @returns `gone` when the pane is not there any more, else null.
- */
-export async function retitlePane(
-  session: Session,
-  paneId: PaneId,
-  title: string,
-  env: LoopEnv,
-): Promise<MachineEvent | null> {
-  const backend = session.pane?.backend;
-  if (!backend?.capabilities.title) return null;
-  try {
-    await backend.setTitle(paneId, title);
-  } catch (err) {
-    if (isMuxError(err, "pane_not_found")) return { type: "gone", paneId };
-    env.deps.log.warn(
-      `${session.record.id}: cannot retitle pane ${paneId}: ${(err as Error).message}`,
-    );
-  }
-  return null;
 }
 
 /**
@@ -113,7 +93,7 @@ export async function recheckSession(record: SessionRecord, env: LoopEnv): Promi
       env.deps.log.debug(`${id}: idle confirmation: ${(r.reason as Error).message}`);
     }
   }
-  const seen = polled.status === "fulfilled" ? polled.value.get(id) ?? "absent" : "unknown";
+  const seen = polled.status === "fulfilled" ? polled.value.get(id)?.status ?? "absent" : "unknown";
   const status = seen === "busy"
     ? "busy"
     : session.status === "fulfilled" && session.value === null
@@ -201,6 +181,7 @@ export function storeRemove(session: Session, paneId: PaneId, env: LoopEnv): voi
   if (ours) session.pane = null;
   try {
     env.deps.store.remove(ours?.backend.name ?? env.ctx.backend?.name ?? "", paneId);
+    if (ours?.record.token !== undefined) env.deps.store.removeExit(ours.record.token);
   } catch (err) {
     env.deps.log.warn(`cannot remove the record of pane ${paneId}: ${(err as Error).message}`);
   }

@@ -47,6 +47,26 @@ const MAX_RECORD_BYTES = 64 * 1024;
 const safeText = (max: number) =>
   z.string().max(max).refine((v) => !hasUnsafeChars(v), "holds control or format characters");
 
+/** The live states a record may show. */
+export const PANE_STATES = ["unknown", "busy", "retry", "idle", "error", "failed"] as const;
+
+/**
+ * The child's live state in a pane's record (written at most once a second per pane, with the
+ * pane's title): what `list` shows.
+ *
+ * @internal
+ */
+export const PaneStatusSchema = z.strictObject({
+  state: z.enum(PANE_STATES),
+  since: z.iso.datetime().describe("When the child entered this state"),
+  attempt: z.number().int().min(0).max(1_000_000).optional().describe(
+    "For retry: the attempt (0: not known)",
+  ),
+  exitCode: z.number().int().min(1).max(255).optional().describe(
+    "For failed: the exit code of the pane's program",
+  ),
+});
+
 /**
  * One owned pane, as recorded. Every field is checked: the pane id is safe to hand to a
  * multiplexer, the pid is one muxbridge could signal, the server an http(s) URL without
@@ -87,14 +107,12 @@ export const PaneRecordSchema = z.strictObject({
     "A spawn in flight or whose answer was lost; absent: the pane is open",
   ),
   token: z.string().regex(SPAWN_TOKEN).optional().describe(
-    "The spawn token the pane of a pending spawn carries",
+    "The spawn token the pane carries (its program's failed exit is reported under it)",
   ),
+  status: PaneStatusSchema.optional().describe("What the child is doing, as its pane shows it"),
 }).refine(
-  (r) =>
-    r.state === "pending"
-      ? r.token !== undefined && r.paneId === `pending:${r.token}`
-      : r.token === undefined,
-  { message: 'A pending record has a token and the pane id "pending:<token>"; others have none' },
+  (r) => r.state !== "pending" || (r.token !== undefined && r.paneId === `pending:${r.token}`),
+  { message: 'A pending record has a token and the pane id "pending:<token>"' },
 );
 
 /**
@@ -141,6 +159,17 @@ export interface PaneStore {
   remove(backend: string, paneId: string): void;
   /** Reads every record. */
   list(): PaneListing;
+  /**
+   * The file the start command of the pane spawned with `token` writes its program's exit code
+   * to when the program fails (see `pane_program.ts`); its private directory is made here.
+   *
+   * @throws {MuxError} `invalid_config` when the state directory became unsafe.
+   */
+  exitFile(token: string): string;
+  /** The failed exits reported so far, by spawn token (one directory listing). */
+  exits(): Map<string, number>;
+  /** Forgets a token's report; a missing one is fine. */
+  removeExit(token: string): void;
 }
 
 function fileName(backend: string, paneId: string): string {
@@ -179,6 +208,7 @@ export function createPaneStore(dir: string): PaneStore {
   const root = ensurePrivateDir(dir);
   // Checked again before each use: a long-running bridge must not follow a swapped directory.
   const panes = () => ensurePrivateSubdir(root, "panes");
+  const exits = () => ensurePrivateSubdir(root, "exits");
   return {
     dir,
     put(record) {
@@ -211,7 +241,34 @@ export function createPaneStore(dir: string): PaneStore {
       }
       return listing;
     },
+    exitFile(token) {
+      if (!SPAWN_TOKEN.test(token)) throw new RangeError(`Cannot use spawn token "${token}"`);
+      return join(exits(), token);
+    },
+    exits() {
+      const found = new Map<string, number>();
+      const where = exits();
+      for (const name of readdirSync(where)) {
+        if (!SPAWN_TOKEN.test(name)) continue;
+        const read = readPrivateFile(join(where, name), 16);
+        const code = read.ok ? exitCodeOf(read.text) : null;
+        if (code !== null) found.set(name, code);
+        // What no start command of ours writes is removed (it would be read again and again).
+        else if (!(!read.ok && read.gone)) rmSync(join(where, name), { force: true });
+      }
+      return found;
+    },
+    removeExit(token) {
+      if (SPAWN_TOKEN.test(token)) rmSync(join(exits(), token), { force: true });
+    },
   };
+}
+
+/** An exit code as a start command writes it (`1`..`255` and a newline), or null. */
+function exitCodeOf(text: string): number | null {
+  const m = /^(\d{1,3})\n?$/.exec(text);
+  const code = m ? Number(m[1]) : NaN;
+  return code >= 1 && code <= 255 ? code : null;
 }
 
 /** Parses a record's text into the listing; returns why it is unusable, or null. */

@@ -2,7 +2,9 @@
  * The pane watch: while panes are open (or a failed spawn may still make one), every poll
  * interval it checks that each open pane is still there. A pane that is gone, or whose program
  * ended while the pane stays (remain-on-exit), is reported gone; what is left of a dead pane is
- * closed first. Each tick also looks again for the panes of failed spawns.
+ * closed first. A pane whose program reported a failed exit (its start command writes the code
+ * to a private file named by the spawn token, `pane_program.ts`) is reported `exited`, held or
+ * gone. Each tick also looks again for the panes of failed spawns.
  *
  * @module
  */
@@ -26,6 +28,8 @@ export interface WatchedPane {
   readonly pid?: number;
   /** That pid's start stamp. */
   readonly pidStart?: string;
+  /** Its spawn token (its program's failed exit is reported under it). */
+  readonly token?: string;
 }
 
 /** What a {@linkcode PaneWatch} works with. */
@@ -46,6 +50,13 @@ export interface PaneWatchDeps {
   sweep(): Promise<void>;
   /** Told of a pane that is gone. */
   gone(sessionId: SessionId, paneId: PaneId): void;
+  /** The failed exits reported so far, by spawn token. @default none */
+  exits?(): Map<string, number>;
+  /**
+   * Told of a pane whose program failed with `code`; `present`: the pane is still there (its
+   * start command holds it), else it went with its program.
+   */
+  exited?(sessionId: SessionId, paneId: PaneId, code: number, present: boolean): void;
 }
 
 /**
@@ -107,8 +118,14 @@ export class PaneWatch {
     if (this.#ticking || this.#stopped) return;
     this.#ticking = true;
     try {
+      const exits = this.#exits();
       const byBackend = new Map<Backend, WatchedPane[]>();
       for (const pane of this.#deps.panes()) {
+        const code = pane.token === undefined ? undefined : exits.get(pane.token);
+        if (code !== undefined) {
+          this.#deps.exited?.(pane.sessionId, pane.paneId, code, true);
+          continue;
+        }
         byBackend.set(pane.backend, [...(byBackend.get(pane.backend) ?? []), pane]);
       }
       await Promise.all([...byBackend].map(([backend, open]) => this.#checkAll(backend, open)));
@@ -134,12 +151,34 @@ export class PaneWatch {
     await Promise.all(suspects.map((pane) => this.#check(pane)));
   }
 
+  /** The failed exits reported, or none when they cannot be read (said once). */
+  #exits(): Map<string, number> {
+    try {
+      return this.#deps.exits?.() ?? new Map();
+    } catch (err) {
+      if (!this.#warned) {
+        this.#warned = true;
+        this.#deps.log.warn(`cannot read the exits of pane programs: ${(err as Error).message}`);
+      }
+      return new Map();
+    }
+  }
+
+  /** Reports a pane gone, as failed when its program reported a failure before it went. */
+  #went(pane: WatchedPane): void {
+    const code = pane.token === undefined ? undefined : this.#exits().get(pane.token);
+    if (code !== undefined && this.#deps.exited) {
+      return this.#deps.exited(pane.sessionId, pane.paneId, code, false);
+    }
+    this.#deps.gone(pane.sessionId, pane.paneId);
+  }
+
   /** Inspects one pane; a pane that is gone or dead is reported gone. */
   async #check(pane: WatchedPane): Promise<void> {
     const { backend, paneId } = pane;
     try {
       const info = await backend.inspect(paneId);
-      if (info === null) return this.#deps.gone(pane.sessionId, paneId);
+      if (info === null) return this.#went(pane);
       if (info.dead) {
         // Its program exited but the pane stays (remain-on-exit): close what is left.
         await closePane(backend, paneId, {
@@ -149,7 +188,7 @@ export class PaneWatch {
           pid: pane.pid,
           pidStart: pane.pidStart,
         });
-        return this.#deps.gone(pane.sessionId, paneId);
+        return this.#went(pane);
       }
       this.#warned = false;
     } catch (err) {

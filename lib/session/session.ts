@@ -23,7 +23,8 @@ export interface PaneHandle {
   readonly backend: Backend;
   /**
    * The record the store holds for it, with the pane program's pid and start stamp (kept only
-   * while the program ran when the pane opened, so a reused pid is never signalled).
+   * while the program ran when the pane opened, so a reused pid is never signalled), its spawn
+   * token (its program's failed exit is reported under it) and the status last shown.
    */
   readonly record: PaneRecord;
 }
@@ -32,8 +33,10 @@ export interface PaneHandle {
 export interface Session {
   /** The machine's record (pure data; only transitions replace it). */
   record: SessionRecord;
-  /** The session's timer (an idle close due, a close retry). */
+  /** The session's timer (an idle close due, a close retry, the end of a failed pane's hold). */
   timer: TimerId | null;
+  /** The status timer: the pane's next view waits for it (the rate limit). */
+  statusTimer: TimerId | null;
   /** Its pane, while it has one. */
   pane: PaneHandle | null;
   /** Ends the readiness wait in flight. */
@@ -49,7 +52,7 @@ export interface Session {
  * @returns The session.
  */
 export function newSession(record: SessionRecord): Session {
-  return { record, timer: null, pane: null, readiness: null, lostSpawns: [] };
+  return { record, timer: null, statusTimer: null, pane: null, readiness: null, lostSpawns: [] };
 }
 
 /** Where panes go and what they attach to; replaced by a `bridge.hello`. */

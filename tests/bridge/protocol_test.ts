@@ -35,8 +35,14 @@ Deno.test("parseLine() reads every captured OpenCode event without an invalid re
       type: string;
       properties: {
         sessionID?: string;
-        info?: { id: string; parentID?: string; title?: string; directory?: string };
-        status?: { type: string };
+        info?: {
+          id: string;
+          parentID?: string;
+          title?: string;
+          directory?: string;
+          agent?: string;
+        };
+        status?: { type: string; attempt?: number };
       };
     };
     const result = parseLine(line);
@@ -53,6 +59,7 @@ Deno.test("parseLine() reads every captured OpenCode event without an invalid re
             title: info.title,
             directory: info.directory,
             ...(info.parentID ? { parentId: info.parentID } : {}),
+            ...(info.agent ? { agent: info.agent } : {}),
           },
         }, where);
         break;
@@ -62,6 +69,9 @@ Deno.test("parseLine() reads every captured OpenCode event without an invalid re
           kind: "status",
           sessionId: raw.properties.sessionID,
           status: raw.properties.status!.type === "idle" ? "idle" : "busy",
+          ...(raw.properties.status!.type === "retry"
+            ? { retry: raw.properties.status!.attempt }
+            : {}),
         }, where);
         break;
       case "session.idle":
@@ -105,17 +115,71 @@ Deno.test("parseLine() turns the captured lifecycle into busy, idle, deleted for
   ]);
 });
 
-Deno.test("parseLine() counts the captured retry status as busy", () => {
+Deno.test("parseLine() counts the captured retry status as busy, with its attempt", () => {
   const retry = EVENT_LINES.find((l) => l.includes('"type":"retry"'));
   assert.ok(retry);
   assert.deepEqual(parseLine(retry), {
     kind: "status",
     sessionId: "ses_dd6878d49ffeIdCiGYQiuYqvLQ",
     status: "busy",
+    retry: 1,
   });
 });
 
-Deno.test("parseLine() ignores other session.* events such as session.diff and session.error", () => {
+Deno.test("parseLine() ignores the captured session.error of an aborted request", () => {
+  const aborted = EVENT_LINES.find((l) => l.includes('"type":"session.error"'));
+  assert.ok(aborted !== undefined && aborted.includes("MessageAbortedError"));
+  assert.deepEqual(parseLine(aborted), { kind: "ignored", type: "session.error" });
+});
+
+Deno.test("parseLine() reads session.error of a session, leniently, as its error", () => {
+  const error = (properties: unknown) => JSON.stringify({ type: "session.error", properties });
+  assert.deepEqual(
+    parseLine(error({ sessionID: "ses_e", error: { name: "APIError", data: { message: "x" } } })),
+    { kind: "error", sessionId: "ses_e" },
+  );
+  assert.deepEqual(parseLine(error({ sessionID: "ses_e", error: "weird" })), {
+    kind: "error",
+    sessionId: "ses_e",
+  });
+  assert.deepEqual(parseLine(error({ sessionID: "ses_e" })), { kind: "error", sessionId: "ses_e" });
+  assert.deepEqual(parseLine(error({ error: { name: "UnknownError" } })), {
+    kind: "ignored",
+    type: "session.error",
+  });
+  const bad = parseLine(error({ sessionID: "-rf", error: { name: "UnknownError" } }));
+  assert.equal(bad.kind, "invalid");
+});
+
+Deno.test("parseLine() reads a retry's attempt leniently: none usable is 0", () => {
+  const retry = (attempt: unknown) =>
+    parseLine(JSON.stringify({
+      type: "session.status",
+      properties: { sessionID: "ses_1", status: { type: "retry", attempt, next: 1 } },
+    }));
+  assert.deepEqual(retry(3), { kind: "status", sessionId: "ses_1", status: "busy", retry: 3 });
+  for (const bad of [0, -1, 1.5, "2", null, 1e300]) {
+    assert.deepEqual(retry(bad), { kind: "status", sessionId: "ses_1", status: "busy", retry: 0 });
+  }
+});
+
+Deno.test("parseLine() takes a child's agent from info.agent only when it is text", () => {
+  const created = (agent: unknown) =>
+    parseLine(JSON.stringify({
+      type: "session.created",
+      properties: { info: { id: "ses_c", parentID: "ses_p", title: "t", agent } },
+    }));
+  assert.deepEqual(created("explore"), {
+    kind: "created",
+    info: { id: "ses_c", parentId: "ses_p", title: "t", agent: "explore" },
+  });
+  assert.deepEqual(created({ name: "x" }), {
+    kind: "created",
+    info: { id: "ses_c", parentId: "ses_p", title: "t" },
+  });
+});
+
+Deno.test("parseLine() ignores other session.* events such as session.diff", () => {
   for (const type of ["session.diff", "session.error", "session.compacted", "session.future"]) {
     assert.deepEqual(parseLine(JSON.stringify({ type, properties: {} })), {
       kind: "ignored",
@@ -144,6 +208,7 @@ Deno.test("parseLine() reads status busy, idle and retry, and unknown types as b
     kind: "status",
     sessionId: "ses_1",
     status: "busy",
+    retry: 0,
   });
   assert.deepEqual(parseLine(status("compacting")), {
     kind: "status",

@@ -216,3 +216,27 @@ export function createFakeBackend(
   };
   return fake;
 }
+
+/**
+ * Gives a fake a status place of its own (`setStatus`, `releaseStatus`), as tmux and herdr have:
+ * every call is logged (`status %1 busy [busy] t`, `release %1 ses_x`), the pane's title follows.
+ *
+ * @param fake The fake.
+ * @returns The same fake.
+ */
+export function withStatusPlace(fake: FakeBackend): FakeBackend {
+  fake.setStatus = (paneId, status) => {
+    fake.log.push(`status ${paneId} ${status.state} ${status.title}`);
+    const pane = fake.panes.get(paneId);
+    if (!pane) {
+      return Promise.reject(new MuxError("pane_not_found", `Cannot find pane "${paneId}"`));
+    }
+    pane.title = status.title;
+    return Promise.resolve();
+  };
+  fake.releaseStatus = (paneId, sessionId) => {
+    fake.log.push(`release ${paneId} ${sessionId}`);
+    return Promise.resolve();
+  };
+  return fake;
+}

@@ -41,6 +41,20 @@ export interface FakePane {
   /** The pane split to make this one, and the direction. */
   anchor?: string;
   direction?: string;
+  /** The agent reported on it (`pane.report_agent`), until released. */
+  agent?: FakeAgent;
+  /** Per report source, the highest `seq` taken (herdr's `hook_report_sequences`). */
+  reportSeq?: Record<string, number>;
+}
+
+/** An agent reported on a pane. */
+export interface FakeAgent {
+  source: string;
+  agent: string;
+  state: "idle" | "working" | "blocked" | "unknown";
+  message?: string;
+  /** From `pane.report_agent_session` (or the report's own `agent_session_id`). */
+  sessionId?: string;
 }
 
 /** The fake server's state file. */
@@ -67,6 +81,12 @@ export interface FakeHerdrState {
    * (closes without a byte), `wrong-id` (a valid reply to another request).
    */
   socketFault?: string;
+  /**
+   * A herdr from before the agent reports (`pane.report_agent`, `release_agent`,
+   * `report_agent_session` arrived in 0.3.0 to 0.6.7): the server cannot read those requests and
+   * the CLI does not know the subcommands.
+   */
+  noAgentReports?: boolean;
 }
 
 /** One request: what a socket line or a CLI command asks. */
@@ -186,7 +206,8 @@ export function paneInfo(p: FakePane): Record<string, unknown> {
     focused: p.focused,
     cwd: p.cwd,
     ...(p.label === undefined ? {} : { label: p.label }),
-    agent_status: "unknown",
+    ...(p.agent === undefined ? {} : { agent: p.agent.agent }),
+    agent_status: p.agent?.state ?? "unknown",
     scroll: { offset_from_bottom: 0, max_offset_from_bottom: 0, viewport_rows: 40 },
     revision: 0,
   };
@@ -417,11 +438,85 @@ export async function handle(state: FakeHerdrState, req: WireRequest): Promise<W
           },
         });
       }
+      case "pane.report_agent":
+      case "pane.report_agent_session":
+      case "pane.release_agent": {
+        if (state.noAgentReports) throw new BadRequest(unknownVariant(req.method));
+        return agentReport(req.method, params, find, notFound, fail, ok);
+      }
       default:
-        return fail("invalid_request", `invalid request: unknown variant \`${req.method}\``);
+        throw new BadRequest(unknownVariant(req.method));
     }
   } catch (e) {
-    if (e instanceof BadRequest) return fail("invalid_request", `invalid request: ${e.message}`);
+    // serde could not read the request: the server answers before it knows the request's id
+    // (`src/api/server.rs`: `ErrorResponse { id: String::new(), … }`).
+    if (e instanceof BadRequest) {
+      return {
+        id: "",
+        error: { code: "invalid_request", message: `invalid request: ${e.message}` },
+      };
+    }
     throw e;
   }
+}
+
+function unknownVariant(method: string): string {
+  return `unknown variant \`${method}\`, expected one of \`ping\`, \`pane.split\`, … at line 1`;
+}
+
+const AGENT_STATES = ["idle", "working", "blocked", "unknown"];
+
+/**
+ * `pane.report_agent`, `pane.report_agent_session` and `pane.release_agent` as herdr 0.8.2's
+ * handlers answer them (`src/app/api/panes.rs`: an unknown pane is `pane_not_found`, an agent
+ * label that is empty once trimmed `invalid_agent`, anything else ok) and as its pane state keeps
+ * them (`src/terminal/state.rs` `accept_hook_report`: per source, a report with a `seq` at or below
+ * the last one taken is ignored, and one without `seq` only counts while no `seq` was taken).
+ */
+function agentReport(
+  method: string,
+  params: Record<string, unknown>,
+  find: (paneId: string) => FakePane | undefined,
+  notFound: (paneId: string) => WireReply,
+  fail: (code: string, message: string) => WireReply,
+  ok: (result: Record<string, unknown>) => WireReply,
+): WireReply {
+  const paneId = field(params, "pane_id");
+  const source = field(params, "source");
+  const agent = field(params, "agent");
+  const state = method === "pane.report_agent" ? field(params, "state") : undefined;
+  if (state !== undefined && !AGENT_STATES.includes(state)) {
+    throw new BadRequest(
+      `unknown variant \`${state}\`, expected one of idle, working, blocked, unknown`,
+    );
+  }
+  const seq = params.seq;
+  if (seq !== undefined && (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0)) {
+    throw new BadRequest("invalid type for `seq`, expected u64");
+  }
+  const p = find(paneId);
+  if (!p) return notFound(paneId);
+  if (agent.trim() === "") return fail("invalid_agent", "agent label must not be empty");
+  const last = p.reportSeq?.[source];
+  const taken = seq === undefined ? last === undefined : last === undefined || seq > last;
+  if (!taken) return ok({ type: "ok" });
+  if (seq !== undefined) (p.reportSeq ??= {})[source] = seq;
+  const sessionId = optional(params, "agent_session_id");
+  if (method === "pane.report_agent") {
+    const message = optional(params, "message");
+    p.agent = {
+      source,
+      agent: agent.trim(),
+      state: state as FakeAgent["state"],
+      ...(message === undefined ? {} : { message }),
+      ...(sessionId ?? p.agent?.sessionId ? { sessionId: sessionId ?? p.agent?.sessionId } : {}),
+    };
+  } else if (method === "pane.report_agent_session") {
+    if (p.agent && p.agent.source === source && sessionId !== undefined) {
+      p.agent.sessionId = sessionId;
+    }
+  } else if (p.agent?.source === source && p.agent.agent === agent.trim()) {
+    delete p.agent;
+  }
+  return ok({ type: "ok" });
 }

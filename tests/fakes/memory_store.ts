@@ -8,8 +8,13 @@ import { type PaneRecord, PaneRecordSchema, type PaneStore } from "../../lib/ses
 import type { Processes } from "../../lib/sys/processes.ts";
 
 /** A store over a map. */
-export function createMemoryStore(): PaneStore & { records: Map<string, PaneRecord> } {
+export function createMemoryStore(): PaneStore & {
+  records: Map<string, PaneRecord>;
+  /** Failed exits reported by pane programs, by spawn token (a test sets them). */
+  exitCodes: Map<string, number>;
+} {
   const records = new Map<string, PaneRecord>();
+  const exitCodes = new Map<string, number>();
   const key = (backend: string, paneId: string) => `${backend}\0${paneId}`;
   return {
     dir: "/memory",
@@ -18,6 +23,10 @@ export function createMemoryStore(): PaneStore & { records: Map<string, PaneReco
     put: (r) => void records.set(key(r.backend, r.paneId), PaneRecordSchema.parse(r)),
     remove: (backend, paneId) => void records.delete(key(backend, paneId)),
     list: () => ({ records: [...records.values()], corrupt: [] }),
+    exitCodes,
+    exitFile: (token) => `/memory/exits/${token}`,
+    exits: () => new Map(exitCodes),
+    removeExit: (token) => void exitCodes.delete(token),
   };
 }
 

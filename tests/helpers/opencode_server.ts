@@ -521,3 +521,18 @@ export function cmdline(pid: number): string[] | null {
     return null;
   }
 }
+
+/**
+ * The `opencode attach` process of a pane: muxbridge's start command (`/bin/sh`, see
+ * `lib/session/pane_program.ts`) is the pane's process and runs the attach as its child, so the
+ * pane's pid is the shell and the attach one level down; a pane started otherwise runs it itself.
+ *
+ * @param panePid The pane's process (`#{pane_pid}`).
+ * @returns The attach process, or null while there is none.
+ */
+export function attachUnder(panePid: number): number | null {
+  for (const pid of [panePid, ...childrenOf(panePid)]) {
+    if (cmdline(pid)?.[1] === "attach") return pid;
+  }
+  return null;
+}

@@ -83,7 +83,7 @@ Deno.test("session() encodes the id into the path", async () => {
 
 // ---------------------------------------------------------------- answers
 
-Deno.test("statusMap() maps busy and retry to busy and keeps idle", async () => {
+Deno.test("statusMap() maps busy and retry to busy (with the attempt) and keeps idle", async () => {
   const fake = createFakeFetch().on(`${URL_}/session/status`, {
     json: {
       ses_a: { type: "busy" },
@@ -94,7 +94,12 @@ Deno.test("statusMap() maps busy and retry to busy and keeps idle", async () => 
   });
   assert.deepEqual(
     await client(fake).statusMap(),
-    new Map([["ses_a", "busy"], ["ses_b", "busy"], ["ses_c", "idle"], ["ses_d", "busy"]]),
+    new Map([
+      ["ses_a", { status: "busy" }],
+      ["ses_b", { status: "busy", retry: 1 }],
+      ["ses_c", { status: "idle" }],
+      ["ses_d", { status: "busy" }],
+    ]),
   );
 });
 

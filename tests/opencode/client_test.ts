@@ -19,7 +19,10 @@ Deno.test("OpencodeClient reads health, the status map and sessions from a serve
     srv.fake.status.set("ses_retry", "retry");
     srv.fake.known.add("ses_idle");
     const map = await client.statusMap({ directory: "/w/p q" });
-    assert.deepEqual([...map], [["ses_busy", "busy"], ["ses_retry", "busy"]]);
+    assert.deepEqual([...map], [["ses_busy", { status: "busy" }], [
+      "ses_retry",
+      { status: "busy", retry: 1 },
+    ]]);
     assert.equal((await client.session("ses_idle"))?.id, "ses_idle");
     assert.equal(await client.session("ses_gone"), null);
     assert.ok(srv.fake.requests.includes("GET /session/status?directory=%2Fw%2Fp%20q"));

@@ -8,6 +8,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
+import { HOLD_SCRIPT } from "../../lib/session/pane_program.ts";
 
 interface Harness {
   loop: SessionLoop;
@@ -78,7 +79,15 @@ Deno.test("SessionLoop opens exactly one pane per child however created and busy
   assert.equal(h.backend.panes.size, 1);
   assert.deepEqual(kinds(h.out), ["pane.opened ses_a"]);
   const pane = [...h.backend.panes.values()][0];
-  assert.deepEqual(pane.req.argv, [
+  // The attach command, inside the start command that holds the pane when it fails.
+  assert.deepEqual(pane.req.argv.slice(0, 4), ["/bin/sh", "-c", HOLD_SCRIPT, "muxbridge-hold"]);
+  assert.deepEqual(pane.req.argv.slice(4, 8), [
+    "30",
+    "4",
+    `/memory/exits/${pane.req.token}`,
+    "1",
+  ]);
+  assert.deepEqual(pane.req.argv.slice(8), [
     "opencode",
     "attach",
     "http://127.0.0.1:4096",
@@ -235,7 +244,10 @@ Deno.test("SessionLoop retitles an open pane on session.updated", async () => {
     kind: "updated",
     info: { id: sid("ses_a"), title: "second\u001b]0;x\u0007", parentId: sid("ses_parent") },
   });
+  // At most one title a second per pane: the new one goes out when the second is over.
   await h.clock.advance(10);
+  assert.equal(h.backend.panes.get("%1")?.title, "first");
+  await h.clock.advance(1000);
   assert.equal(h.backend.panes.get("%1")?.title, "second]0;x");
 });
 

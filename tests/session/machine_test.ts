@@ -18,19 +18,26 @@ const CFG: MachineConfig = {
   readiness: false,
 };
 
-/** Runs events in order, returning the final record and every effect. */
+/** The effects that show a pane's live state (tested in `machine_status_test.ts`). */
+const VIEW = new Set(["set_status", "arm_status", "disarm_status"]);
+
+/**
+ * Runs events in order, returning the final record and every effect but those that show the
+ * pane's live state (`views`).
+ */
 function run(
   events: Array<[MachineEvent, number]>,
   record: SessionRecord = newRecord(validateSessionId("ses_c"), "ses_p", "child"),
   config: MachineConfig = CFG,
-): { record: SessionRecord; effects: Effect[] } {
+): { record: SessionRecord; effects: Effect[]; views: Effect[] } {
   const effects: Effect[] = [];
+  const views: Effect[] = [];
   for (const [event, now] of events) {
     const t = transition(record, event, now, config);
     record = t.record;
-    effects.push(...t.effects);
+    for (const e of t.effects) (VIEW.has(e.type) ? views : effects).push(e);
   }
-  return { record, effects };
+  return { record, effects, views };
 }
 
 const pane = (id: string): PaneId => validatePaneId(id);
@@ -69,6 +76,8 @@ Deno.test("transition() reports pane.opened and asks for a layout once the spawn
     openedAt: 100,
     idleSince: null,
     rechecking: false,
+    // It opened showing the child as it was (nothing known yet): no view to send.
+    shown: { view: { title: "child", state: "unknown", since: 0 }, at: 100, due: false },
   });
   assert.deepEqual(types(effects), ["spawn", "store_put", "emit:pane.opened", "watch", "layout"]);
 });
@@ -333,15 +342,23 @@ Deno.test("transition() closes a pane that finishes opening during shutdown", ()
 });
 
 Deno.test("transition() retitles an open pane when the title changes, not when it repeats", () => {
-  const { effects } = run([
+  const { effects, views } = run([
     ...opened,
     [{ type: "updated", title: "new" }, 200],
     [{ type: "updated", title: "new" }, 300],
+    // The pane opened at 100 with the old title: the new one waits for the rate limit.
+    [{ type: "status_due" }, 1100],
+    [{ type: "updated", title: "new" }, 2500],
   ]);
-  assert.deepEqual(effects.filter((e) => e.type === "retitle"), [{
-    type: "retitle",
+  assert.equal(effects.length, 5);
+  assert.deepEqual(views.filter((e) => e.type === "arm_status"), [{
+    type: "arm_status",
+    at: 1100,
+  }]);
+  assert.deepEqual(views.filter((e) => e.type === "set_status"), [{
+    type: "set_status",
     paneId: pane("%1"),
-    title: "new",
+    view: { title: "new", state: "unknown", since: 0 },
   }]);
 });
 

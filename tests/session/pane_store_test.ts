@@ -224,3 +224,50 @@ Deno.test(
     assert.deepEqual(b.list().records.map((r) => r.paneId), ["%1"]);
   }),
 );
+
+// ---------------------------------------------------------------- status and failed exits
+
+Deno.test(
+  "PaneStore keeps a pane's live status and token, and refuses a malformed status",
+  withDir((dir) => {
+    const store = createPaneStore(dir);
+    const token = "0123456789abcdef0123456789abcdef";
+    const status = { state: "retry" as const, since: "2026-08-30T12:00:01.000Z", attempt: 2 };
+    store.put(record("%7", { token, status }));
+    assert.deepEqual(store.list().records[0].status, status);
+    assert.equal(store.list().records[0].token, token);
+    for (
+      const bad of [
+        { state: "sleeping", since: "2026-08-30T12:00:01.000Z" },
+        { state: "busy", since: "yesterday" },
+        { state: "failed", since: "2026-08-30T12:00:01.000Z", exitCode: 0 },
+        { state: "busy", since: "2026-08-30T12:00:01.000Z", extra: 1 },
+      ]
+    ) {
+      assert.throws(() => store.put(record("%8", { status: bad as never })));
+    }
+  }),
+);
+
+Deno.test(
+  "PaneStore reads the failed exits pane programs reported, and forgets them",
+  withDir((dir) => {
+    const store = createPaneStore(dir);
+    const a = "0123456789abcdef0123456789abcdef";
+    const b = "fedcba9876543210fedcba9876543210";
+    const fileA = store.exitFile(a);
+    assert.equal(fileA, join(dir, "exits", a));
+    assert.equal(statSync(join(dir, "exits")).mode & 0o777, 0o700);
+    writeFileSync(fileA, "1\n", { mode: 0o600 });
+    writeFileSync(store.exitFile(b), "garbage", { mode: 0o600 });
+    // A start command's temporary file, and a name that is no token: left alone, not read.
+    writeFileSync(`${fileA}.tmp`, "", { mode: 0o600 });
+    writeFileSync(join(dir, "exits", "notes"), "9\n", { mode: 0o600 });
+    assert.deepEqual(store.exits(), new Map([[a, 1]]));
+    assert.equal(existsSync(store.exitFile(b)), false, "what no start command writes is removed");
+    store.removeExit(a);
+    store.removeExit(a);
+    assert.deepEqual(store.exits(), new Map());
+    assert.throws(() => store.exitFile("../x"), RangeError);
+  }),
+);

@@ -67,6 +67,7 @@ export const closeCommand: Command = {
       pidStart: record?.pidStart,
     });
     store.remove(backend.name, paneId);
+    if (record?.token !== undefined) store.removeExit(record.token);
     await backend.dispose?.();
     return {
       json: { paneId, closed: true, alreadyGone: result.alreadyGone },

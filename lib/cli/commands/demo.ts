@@ -131,6 +131,8 @@ export const demoCommand: Command = {
           min_pane_lifetime_ms: 600,
           close_grace_ms: 250,
           poll_interval_ms: 500,
+          // Plain titles: a marker would show whichever status landed last, run by run.
+          status_in_title: false,
           state_dir: join(dir, "state"),
         },
       });
@@ -247,6 +249,12 @@ export const demoCommand: Command = {
         properties: { sessionID: C3, info: info(C3, titles[C3], P, project) },
       });
       const c3closed = await script.until(`pane.closed for ${C3}`, closed(C3), deps);
+      // A pane gets at most one title a second: wait for the new one to land.
+      await waitFor(
+        deps.clock,
+        async () => (await paneTitle(tmux, panes[C1])) === "explore: done mapping",
+        { deadline: deps.clock.now() + WAIT_MS, maxIntervalMs: 50, signal: deps.signal },
+      );
       say(
         `5. ${C3} was deleted -> pane ${c3closed.paneId} closed at once (reason ${c3closed.reason}); ${C1} retitled to ${
           JSON.stringify(await paneTitle(tmux, panes[C1]))

@@ -9,6 +9,7 @@ import { envCredentials } from "../../opencode/attach.ts";
 import type { Check } from "../../backend/backend.ts";
 import { failedCheck } from "../../backend/failed_check.ts";
 import { detectedTitles } from "../../backend/hints.ts";
+import type { Config } from "../../config.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
 import { selectBackend } from "../../select_backend.ts";
@@ -56,6 +57,26 @@ async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
       hint: `Install OpenCode (npm install -g opencode-ai) or set opencode_bin`,
     };
   }
+}
+
+/**
+ * Which children get a pane and what each shows: `exclude`, `max_panes`, `failed_pane_hold_ms`,
+ * `status_in_title` (the config already refused an invalid glob, naming the key).
+ */
+function controlsCheck(config: Config): Check {
+  const exclude = config.exclude.length === 0
+    ? "no exclude patterns"
+    : `exclude ${config.exclude.map((p) => JSON.stringify(p)).join(", ")}`;
+  const max = config.max_panes === undefined ? "no max_panes" : `max_panes ${config.max_panes}`;
+  const hold = config.failed_pane_hold_ms === 0
+    ? "failed panes close at once"
+    : `failed panes held ${config.failed_pane_hold_ms} ms`;
+  const marker = config.status_in_title ? "live state in titles" : "no live state in titles";
+  return {
+    name: "pane controls",
+    status: "pass",
+    detail: `${exclude}; ${max}; ${hold}; ${marker}`,
+  };
 }
 
 /** Probes the server the way the bridge will: health, a session lookup, auth. */
@@ -158,6 +179,7 @@ export const doctorCommand: Command = {
         status: "pass",
         detail: `backend ${config.backend}, layout ${config.layout}`,
       });
+      checks.push(controlsCheck(config));
     } catch (err) {
       checks.push(failedCheck("config", err, "Fix the config file"));
     }

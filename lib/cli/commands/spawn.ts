@@ -9,6 +9,7 @@ import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { cleanTitle } from "../../validate.ts";
 import { spawnRecorded } from "../../session/lost_spawns.ts";
+import { holdArgv } from "../../session/pane_program.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore, serverClient } from "./_context.ts";
@@ -25,7 +26,8 @@ export const spawnCommand: Command = {
     "first waits up to readiness_timeout_ms for the server to answer and know the session, and",
     "opens nothing (exit 1) when it does not.",
     "Credentials come from OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD and reach the pane",
-    "only through its environment. Plain output is the pane id.",
+    "only through its environment. When the attach fails, the pane stays failed_pane_hold_ms",
+    "with what it printed and its exit code, then closes. Plain output is the pane id.",
     "",
     "Example:",
     '  muxbridge spawn --session ses_abc123 --url http://127.0.0.1:4096 --dir "$PWD" --title review',
@@ -74,7 +76,11 @@ export const spawnCommand: Command = {
     const spawned = await spawnRecorded(backend, {
       sessionId,
       title,
-      argv: attachArgv(config.opencode_bin, server.url, sessionId, dir),
+      // A failed attach stays visible for failed_pane_hold_ms, then its pane closes by itself.
+      argv: holdArgv(attachArgv(config.opencode_bin, server.url, sessionId, dir), {
+        holdMs: config.failed_pane_hold_ms,
+        ownsTitle: backend.capabilities.title,
+      }),
       cwd: dir,
       env: attachEnv(auth),
       owner: "cli",

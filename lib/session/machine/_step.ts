@@ -7,10 +7,12 @@
 
 import type { PaneId, SessionId } from "../../validate.ts";
 import type { CloseReason, PaneMessage } from "../events.ts";
+import { excludedBy } from "./queue.ts";
 import type {
   AfterClose,
   Effect,
   MachineConfig,
+  PaneView,
   SessionRecord,
   SessionState,
   StateOf,
@@ -55,9 +57,24 @@ export function idleDueAt(
   );
 }
 
-/** The state of a pane that just came up (spawned or adopted). */
-export function openState(paneId: PaneId, now: number, idleSince: number | null): SessionState {
-  return { kind: "open", paneId, openedAt: now, idleSince, rechecking: false };
+/**
+ * The state of a pane that just came up (spawned or adopted). `view`: what it was opened showing
+ * (the next view waits for the rate limit); null: unknown, the view goes out at once.
+ */
+export function openState(
+  paneId: PaneId,
+  now: number,
+  idleSince: number | null,
+  view: PaneView | null,
+): SessionState {
+  return {
+    kind: "open",
+    paneId,
+    openedAt: now,
+    idleSince,
+    rechecking: false,
+    shown: { view, at: view === null ? Number.NEGATIVE_INFINITY : now, due: false },
+  };
 }
 
 /** The report of a pane that just came up. */
@@ -65,8 +82,37 @@ export function paneOpened(sid: SessionId, pane: { paneId: PaneId; backend: stri
   return emit({ type: "pane.opened", sessionID: sid, paneId: pane.paneId, backend: pane.backend });
 }
 
-/** Opens a pane: through readiness when the server is consulted, else straight to the spawn. */
+/**
+ * Opens a pane unless the child is excluded: through the queue when `max_panes` is set (the loop
+ * admits it), else at once (see {@linkcode admitted}).
+ */
 export function startOpen(x: Step, idleSince: number | null): Transition {
+  const hit = excludedBy(x.record, x.config);
+  if (hit !== null) {
+    const said = x.prev.state.kind === "dormant" && x.prev.state.why === "excluded";
+    return to(
+      x,
+      { kind: "dormant", why: "excluded" },
+      ...(said ? [] : [
+        emit({
+          type: "pane.skipped",
+          sessionID: x.record.id,
+          reason: "excluded",
+          hint: `Its ${hit.what} matches the exclude pattern ${
+            JSON.stringify(hit.pattern)
+          }; remove the pattern from exclude to give it a pane`,
+        }),
+      ]),
+    );
+  }
+  if (x.config.maxPanes !== undefined) {
+    return to(x, { kind: "queued", since: x.now, reported: false });
+  }
+  return admitted(x, idleSince);
+}
+
+/** Opens a pane now: through readiness when the server is consulted, else straight to the spawn. */
+export function admitted(x: Step, idleSince: number | null): Transition {
   return x.config.readiness
     ? to(x, { kind: "awaiting", idleSince }, { type: "await_ready" })
     : to(x, { kind: "opening", idleSince, then: "keep" }, { type: "spawn" });
@@ -95,4 +141,17 @@ export function idleDue(x: Step, s: StateOf<"open">): Transition {
     return to(x, { ...s, rechecking: true }, { type: "disarm" }, { type: "recheck" });
   }
   return startClose(x, s.paneId, "idle", "dormant");
+}
+
+/** A failed pane that is gone already: forget it, report it failed; no pane until busy. */
+export function failedAndGone(x: Step, paneId: PaneId): Transition {
+  return to(
+    x,
+    { kind: "dormant", why: "failed" },
+    { type: "disarm" },
+    { type: "end_survivor", paneId },
+    { type: "store_remove", paneId },
+    emit({ type: "pane.closed", sessionID: x.record.id, paneId, reason: "failed" }),
+    { type: "layout" },
+  );
 }

@@ -87,7 +87,12 @@ function closed(s: StateOf<"closing">, x: Step): Transition {
     case "exit":
       return to(x, { kind: "dormant", why: "shutdown" }, ...done);
     case "dormant":
-      return to(x, { kind: "dormant", why: "idle" }, ...done, { type: "layout" });
+      return to(
+        x,
+        { kind: "dormant", why: s.reason === "failed" ? "failed" : "idle" },
+        ...done,
+        { type: "layout" },
+      );
     default: {
       const never: never = s.then;
       throw new TypeError(`Unknown close follow-up ${JSON.stringify(never)}`);

@@ -1,10 +1,11 @@
 /**
- * `dormant`: no pane. A busy signal (a change to busy) opens one; a new record can also adopt the
- * pane a dead bridge left for this (busy) session.
+ * `dormant`: no pane. A busy signal (a change to busy) opens one, unless the child is excluded
+ * (`exclude`); a new record can also adopt the pane a dead bridge left for this (busy) session.
  *
  * @module
  */
 
+import { seeStatus } from "./_live.ts";
 import { keep, openState, paneOpened, startOpen, type Step, to } from "./_step.ts";
 import type { MachineEvent, StateOf, Transition } from "./types.ts";
 
@@ -32,7 +33,8 @@ export function dormant(s: StateOf<"dormant">, e: MachineEvent, x: Step): Transi
           ...x.record,
           activity: "busy",
           activityAt: x.now,
-          state: openState(e.paneId, x.now, null),
+          live: seeStatus(x.record.live, { status: "busy" }, x.now, false),
+          state: openState(e.paneId, x.now, null, null),
         },
         effects: [
           { type: "store_put", paneId: e.paneId },

@@ -7,10 +7,13 @@
  * and feeds their outcomes back as events.
  *
  * A transition first applies what an event says about the session itself (its title, its
- * activity, a background job), then hands the event to the handler of the current state, one
- * file per state: `dormant`, `awaiting`, `opening`, `open`, `closing`, `stuck`; `deleted` is the
- * tombstone, where every event is ignored. A handler ignores the events that mean nothing in its
- * state. Types live in `types.ts`, the moves handlers share in `_step.ts`.
+ * activity, its live state for the pane to show, a background job), then hands the event to the
+ * handler of the current state, one file per state: `dormant`, `queued` (waiting for a free pane,
+ * `max_panes`), `awaiting`, `opening`, `open`, `held` (a failed pane shown for a while),
+ * `closing`, `stuck`; `deleted` is the tombstone, where every event is ignored. A handler ignores
+ * the events that mean nothing in its state. Last, the pane's view is brought up to date, at most
+ * once a second per pane (`_view.ts`). Types live in `types.ts`, the moves handlers share in
+ * `_step.ts`, the live state in `_live.ts`, `exclude` and the queue's admissions in `queue.ts`.
  *
  * This folder imports only `../events.ts`, `../../validate.ts` (id types) and itself.
  *
@@ -18,12 +21,16 @@
  */
 
 import type { PaneId, SessionId } from "../../validate.ts";
+import { seeError, seeStatus, UNKNOWN } from "./_live.ts";
 import type { Step } from "./_step.ts";
+import { refreshView } from "./_view.ts";
 import { awaiting } from "./awaiting.ts";
 import { closing } from "./closing.ts";
 import { dormant } from "./dormant.ts";
+import { held } from "./held.ts";
 import { open } from "./open.ts";
 import { opening } from "./opening.ts";
+import { queued } from "./queued.ts";
 import { stuck } from "./stuck.ts";
 import type {
   MachineConfig,
@@ -34,14 +41,21 @@ import type {
 } from "./types.ts";
 
 export { idleDueAt } from "./_step.ts";
+export { marker, paneTitle, STATUS_INTERVAL_MS, viewOf } from "./_view.ts";
+export { type Admissions, admissions, excludedBy } from "./queue.ts";
 export type {
   AfterClose,
   Dormancy,
   Effect,
+  ExcludePattern,
+  Live,
+  LiveState,
   MachineConfig,
   MachineEvent,
+  PaneView,
   SessionRecord,
   SessionState,
+  Shown,
   StateKind,
   StateOf,
   Transition,
@@ -54,6 +68,7 @@ export type {
  * @param parentId The parent's id.
  * @param title The clean title.
  * @param directory The session's directory.
+ * @param agent The agent it runs, when known.
  * @returns The record, `dormant` ("new").
  */
 export function newRecord(
@@ -61,17 +76,20 @@ export function newRecord(
   parentId: string,
   title: string,
   directory?: string,
+  agent?: string,
 ): SessionRecord {
-  const record: SessionRecord = {
+  return {
     id,
     parentId,
     title,
+    ...(directory === undefined ? {} : { directory }),
+    ...(agent === undefined ? {} : { agent }),
     activity: "unknown",
     activityAt: Number.NEGATIVE_INFINITY,
     jobRunning: false,
+    live: UNKNOWN,
     state: { kind: "dormant", why: "new" },
   };
-  return directory === undefined ? record : { ...record, directory };
 }
 
 /**
@@ -83,18 +101,19 @@ export function newRecord(
 export function hasPane(
   state: SessionState,
 ): state is Extract<SessionState, { paneId: PaneId }> {
-  return state.kind === "open" || state.kind === "closing" || state.kind === "stuck";
+  return state.kind === "open" || state.kind === "held" || state.kind === "closing" ||
+    state.kind === "stuck";
 }
 
 /**
  * Whether the session has a pane or is getting one (what status polls are for).
  *
  * @param state A state.
- * @returns Whether it is awaiting, opening, open or closing.
+ * @returns Whether it is queued, awaiting, opening, open, held or closing.
  */
 export function isTracked(state: SessionState): boolean {
-  return state.kind === "awaiting" || state.kind === "opening" || state.kind === "open" ||
-    state.kind === "closing";
+  return state.kind === "queued" || state.kind === "awaiting" || state.kind === "opening" ||
+    state.kind === "open" || state.kind === "held" || state.kind === "closing";
 }
 
 /**
@@ -140,29 +159,77 @@ export function transition(
 ): Transition {
   const s = record.state;
   if (s.kind === "deleted") return { record, effects: [] };
+  if (event.type === "status_due") {
+    return refreshView(s, { record, effects: [] }, now, config, true);
+  }
+  const seen = see(record, event, now);
   const e = event.type === "poll" ? pollAsStatus(record, event) : event;
-  if (e === null) return { record, effects: [] };
-  const absorbed = absorb(record, e, now);
-  if (absorbed === null) return { record, effects: [] };
+  const absorbed = e === null ? null : absorb(seen, e, now);
+  // Nothing for the state to act on (a repeated status, a poll that says nothing new, a retry
+  // or error of a busy child): the view alone may change.
+  if (e === null || absorbed === null) {
+    return refreshView(s, { record: seen, effects: [] }, now, config);
+  }
   const x: Step = { record: absorbed, prev: record, now, config };
+  return refreshView(s, step(s, e, x), now, config);
+}
+
+/** Hands the event to the handler of the current state. */
+function step(s: SessionState, e: MachineEvent, x: Step): Transition {
   switch (s.kind) {
     case "dormant":
       return dormant(s, e, x);
+    case "queued":
+      return queued(s, e, x);
     case "awaiting":
       return awaiting(s, e, x);
     case "opening":
       return opening(s, e, x);
     case "open":
       return open(s, e, x);
+    case "held":
+      return held(s, e, x);
     case "closing":
       return closing(s, e, x);
     case "stuck":
       return stuck(s, e, x);
+    case "deleted":
+      return { record: x.record, effects: [] };
     default: {
       const never: never = s;
       throw new TypeError(`Unknown session state ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** The record with what the event says about the child's live state (`live`). */
+function see(record: SessionRecord, e: MachineEvent, now: number): SessionRecord {
+  let live = record.live;
+  switch (e.type) {
+    case "status":
+      live = seeStatus(live, e, now, true);
+      break;
+    case "error":
+      live = seeError(live, now);
+      break;
+    case "poll":
+      // A poll sent before the last status event is older news than that event.
+      if (e.at >= live.at) {
+        live = seeStatus(
+          live,
+          { status: e.status === "busy" ? "busy" : "idle", retry: e.retry },
+          now,
+          false,
+        );
+      }
+      break;
+    case "recheck":
+      if (e.status === "busy") live = seeStatus(live, { status: "busy" }, now, false);
+      break;
+    default:
+      return record;
+  }
+  return live === record.live ? record : { ...record, live };
 }
 
 /**
@@ -191,6 +258,7 @@ function absorb(record: SessionRecord, e: MachineEvent, now: number): SessionRec
         ...record,
         title: e.title,
         ...(e.directory === undefined ? {} : { directory: e.directory }),
+        ...(e.agent === undefined ? {} : { agent: e.agent }),
       };
     case "status":
       return record.activity === e.status
@@ -198,6 +266,8 @@ function absorb(record: SessionRecord, e: MachineEvent, now: number): SessionRec
         : { ...record, activity: e.status, activityAt: now };
     case "job":
       return { ...record, jobRunning: e.running };
+    case "error":
+      return null; // the view only
     default:
       return record;
   }

@@ -4,12 +4,22 @@
  * it goes out at once (`recheck`; `rechecking` while it is out): busy or retry cancels the close,
  * a 404 closes it as deleted, and idle, absent (after the idle signal that started all this) or
  * no answer within the bound closes it. A busy signal or poll cancels a pending close at any
- * time; an idle or absent poll changes nothing (absence alone is never a reason to close).
+ * time; an idle or absent poll changes nothing (absence alone is never a reason to close). A
+ * program that exits with a failure moves the pane to `held` (see `held.ts`).
  *
  * @module
  */
 
-import { emit, idleDue, idleDueAt, keep, startClose, type Step, to } from "./_step.ts";
+import {
+  emit,
+  failedAndGone,
+  idleDue,
+  idleDueAt,
+  keep,
+  startClose,
+  type Step,
+  to,
+} from "./_step.ts";
 import type { MachineEvent, StateOf, Transition } from "./types.ts";
 
 /**
@@ -22,10 +32,6 @@ import type { MachineEvent, StateOf, Transition } from "./types.ts";
  */
 export function open(s: StateOf<"open">, e: MachineEvent, x: Step): Transition {
   switch (e.type) {
-    case "updated":
-      return e.title === x.prev.title
-        ? keep(x)
-        : keep(x, { type: "retitle", paneId: s.paneId, title: e.title });
     case "status":
       if (e.status === "busy") {
         return to(x, { ...s, idleSince: null, rechecking: false }, { type: "disarm" });
@@ -55,11 +61,32 @@ export function open(s: StateOf<"open">, e: MachineEvent, x: Step): Transition {
         emit({ type: "pane.closed", sessionID: x.record.id, paneId: s.paneId, reason: "gone" }),
         { type: "layout" },
       );
+    case "exited":
+      return e.paneId === s.paneId ? exited(s, e, x) : keep(x);
     case "shutdown":
       return e.closePanes ? startClose(x, s.paneId, "shutdown", "exit") : keep(x);
     default:
       return keep(x);
   }
+}
+
+/**
+ * The pane's program failed: hold the pane (it shows why) for `failedHoldMs`, or close it now,
+ * or report it when it went with its program.
+ */
+function exited(
+  s: StateOf<"open">,
+  e: Extract<MachineEvent, { type: "exited" }>,
+  x: Step,
+): Transition {
+  if (!e.present) return failedAndGone(x, s.paneId);
+  const hold = x.config.failedHoldMs ?? 30_000;
+  if (hold === 0) return startClose(x, s.paneId, "failed", "dormant");
+  return to(
+    x,
+    { kind: "held", paneId: s.paneId, exitCode: e.code, since: x.now, shown: s.shown },
+    { type: "arm", at: x.now + hold },
+  );
 }
 
 /** The status read that confirms an idle close answered. */

@@ -7,6 +7,7 @@
 
 import type { CloseReason } from "../events.ts";
 import { emit, idleDueAt, keep, openState, paneOpened, type Step, to } from "./_step.ts";
+import { viewOf } from "./_view.ts";
 import type { Effect, MachineEvent, StateOf, Transition } from "./types.ts";
 
 /**
@@ -87,5 +88,9 @@ function spawned(
       at: idleDueAt({ openedAt: x.now, idleSince: s.idleSince }, x.config),
     });
   }
-  return to(x, openState(e.paneId, x.now, s.idleSince), ...effects);
+  return to(
+    x,
+    openState(e.paneId, x.now, s.idleSince, e.view ?? viewOf(x.record, x.config)),
+    ...effects,
+  );
 }

@@ -9,7 +9,53 @@ import type { PaneId, SessionId } from "../../validate.ts";
 import type { CloseReason, PaneMessage, SkipReason } from "../events.ts";
 
 /** Why a session has no pane. */
-export type Dormancy = "new" | "idle" | "gone" | "failed" | "skipped" | "shutdown";
+export type Dormancy =
+  | "new"
+  | "idle"
+  | "gone"
+  | "failed"
+  | "skipped"
+  | "excluded"
+  | "shutdown";
+
+/** What a child is doing, as far as muxbridge can tell. */
+export type LiveState = "unknown" | "busy" | "retry" | "idle" | "error";
+
+/** A child's live state, for its pane and for `list`. */
+export interface Live {
+  /** The state. */
+  readonly state: LiveState;
+  /** For `retry`: the attempt, from 1. */
+  readonly attempt?: number;
+  /** When this state began (clock ms). */
+  readonly since: number;
+  /** When a status event last spoke of the child: a poll sent before it is older news. */
+  readonly at: number;
+}
+
+/** What a pane shows of its child: the title (marker included) and the state. */
+export interface PaneView {
+  /** The pane title: the live-state marker (unless `status_in_title` is off) and the title. */
+  readonly title: string;
+  /** The state; `failed`: the pane's program failed and the pane is held to show why. */
+  readonly state: LiveState | "failed";
+  /** For `retry`: the attempt. */
+  readonly attempt?: number;
+  /** For `failed`: the program's exit code. */
+  readonly exitCode?: number;
+  /** When the state began (clock ms). */
+  readonly since: number;
+}
+
+/** The view a pane was last given, and the rate limit around it. */
+export interface Shown {
+  /** The view sent last (null: none known, such as for an adopted pane). */
+  readonly view: PaneView | null;
+  /** When it was sent (clock ms). */
+  readonly at: number;
+  /** The status timer is armed: the next view goes out when it fires (the last one wins). */
+  readonly due: boolean;
+}
 
 /** What happens after a close completes. */
 export type AfterClose = "dormant" | "reopen" | "delete" | "exit";
@@ -17,6 +63,8 @@ export type AfterClose = "dormant" | "reopen" | "delete" | "exit";
 /** Where a session's pane is. */
 export type SessionState =
   | { readonly kind: "dormant"; readonly why: Dormancy }
+  /** Waiting for a free pane (`max_panes`); `reported`: its `pane.skipped` went out. */
+  | { readonly kind: "queued"; readonly since: number; readonly reported: boolean }
   | { readonly kind: "awaiting"; readonly idleSince: number | null }
   | {
     readonly kind: "opening";
@@ -30,6 +78,19 @@ export type SessionState =
     readonly idleSince: number | null;
     /** The status read that confirms the idle close is out. */
     readonly rechecking: boolean;
+    /** What the pane shows. */
+    readonly shown: Shown;
+  }
+  /** The pane's program failed: the pane stays, showing why, until `failed_pane_hold_ms` ends. */
+  | {
+    readonly kind: "held";
+    readonly paneId: PaneId;
+    /** The program's exit code. */
+    readonly exitCode: number;
+    /** When the failure was seen. */
+    readonly since: number;
+    /** What the pane shows. */
+    readonly shown: Shown;
   }
   | {
     readonly kind: "closing";
@@ -58,12 +119,16 @@ export interface SessionRecord {
   readonly title: string;
   /** The session's directory, when an event gave one. */
   readonly directory?: string;
+  /** The agent the child runs (`explore`), when an event said; `exclude` patterns match it. */
+  readonly agent?: string;
   /** The last status seen; statuses are level-triggered. */
   readonly activity: "unknown" | "busy" | "idle";
   /** When `activity` last changed; a poll sent before it is stale and ignored. */
   readonly activityAt: number;
   /** A background job of this session runs (an idle close waits for it). */
   readonly jobRunning: boolean;
+  /** What the child is doing (what its pane shows). */
+  readonly live: Live;
   /** Where the pane is. */
   readonly state: SessionState;
 }
@@ -71,8 +136,16 @@ export interface SessionRecord {
 /** What the machine reacts to. */
 export type MachineEvent =
   | { readonly type: "created" }
-  | { readonly type: "updated"; readonly title: string; readonly directory?: string }
-  | { readonly type: "status"; readonly status: "busy" | "idle" }
+  | {
+    readonly type: "updated";
+    readonly title: string;
+    readonly directory?: string;
+    readonly agent?: string;
+  }
+  /** `retry`: busy, retrying a failed model request (the attempt). */
+  | { readonly type: "status"; readonly status: "busy" | "idle"; readonly retry?: number }
+  /** `session.error`: shown until the child is busy again. */
+  | { readonly type: "error" }
   | { readonly type: "deleted" }
   | { readonly type: "job"; readonly running: boolean }
   | { readonly type: "timer" }
@@ -84,6 +157,8 @@ export type MachineEvent =
     readonly arranged?: boolean;
     /** The pending record written before the spawn (its pane id), now replaced. */
     readonly pending?: PaneId;
+    /** What the pane was opened showing (its title and state). */
+    readonly view?: PaneView;
   }
   /** A busy session's pane left by a bridge that died, taken over by this one. */
   | { readonly type: "adopted"; readonly paneId: PaneId; readonly backend: string }
@@ -101,10 +176,32 @@ export type MachineEvent =
     readonly type: "recheck";
     readonly status: "busy" | "idle" | "absent" | "deleted" | "unknown";
   }
-  | { readonly type: "poll"; readonly status: "busy" | "idle" | "absent"; readonly at: number }
+  | {
+    readonly type: "poll";
+    readonly status: "busy" | "idle" | "absent";
+    readonly at: number;
+    /** Busy, retrying (the attempt). */
+    readonly retry?: number;
+  }
   | { readonly type: "ready" }
   | { readonly type: "unready"; readonly reason: SkipReason; readonly hint: string }
   | { readonly type: "gone"; readonly paneId: PaneId }
+  /**
+   * The pane's program exited with a failure (`code` > 0); `present`: the pane is still there
+   * (held by its start command), else it went with its program.
+   */
+  | {
+    readonly type: "exited";
+    readonly paneId: PaneId;
+    readonly code: number;
+    readonly present: boolean;
+  }
+  /** The status timer fired: the view waiting for the rate limit may go out. */
+  | { readonly type: "status_due" }
+  /** A free pane for a queued child (`max_panes`). */
+  | { readonly type: "admitted" }
+  /** A queued child's place in the queue (1: next). */
+  | { readonly type: "waiting"; readonly position: number }
   | { readonly type: "shutdown"; readonly closePanes: boolean };
 
 /**
@@ -120,8 +217,15 @@ export type Effect =
   | { readonly type: "spawn" }
   /** Close the pane (`closed` or `close_failed` follows). */
   | { readonly type: "close"; readonly paneId: PaneId; readonly reason: CloseReason }
-  /** Set the pane's title (`gone` follows when the pane is not there). */
-  | { readonly type: "retitle"; readonly paneId: PaneId; readonly title: string }
+  /**
+   * Show the child's state on its pane (title, the backend's status place) and in its durable
+   * record (`gone` follows when the pane is not there). At most one per `statusIntervalMs`.
+   */
+  | { readonly type: "set_status"; readonly paneId: PaneId; readonly view: PaneView }
+  /** Arm the session's status timer (`status_due` follows). */
+  | { readonly type: "arm_status"; readonly at: number }
+  /** Disarm it. */
+  | { readonly type: "disarm_status" }
   /** Arm the session's timer (`timer` follows). */
   | { readonly type: "arm"; readonly at: number }
   /** Disarm it. */
@@ -162,6 +266,24 @@ export interface MachineConfig {
   readonly recheck: boolean;
   /** Wait until the server knows the child before spawning (`await_ready`). */
   readonly readiness: boolean;
+  /** `status_in_title`. @default true */
+  readonly statusInTitle?: boolean;
+  /** The least time between two views sent to one pane. @default 1000 */
+  readonly statusIntervalMs?: number;
+  /** `failed_pane_hold_ms`. @default 30000 */
+  readonly failedHoldMs?: number;
+  /** `max_panes`: above it children queue (`queued`). @default no limit */
+  readonly maxPanes?: number;
+  /** `exclude`: a child whose agent or title one matches gets no pane. @default none */
+  readonly exclude?: readonly ExcludePattern[];
+}
+
+/** One `exclude` pattern, compiled. */
+export interface ExcludePattern {
+  /** The pattern as configured (for the hint). */
+  readonly pattern: string;
+  /** Whether it matches all of a text (ignoring case). */
+  test(text: string): boolean;
 }
 
 /** The result of a transition. */

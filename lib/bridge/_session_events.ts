@@ -1,0 +1,195 @@
+/**
+ * The OpenCode events of the bridge protocol (`session.*`, parsed leniently: unknown fields are
+ * ignored) and the answers every inbound line may get. `protocol.ts` dispatches to
+ * {@linkcode parseSessionEvent}.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { describeIssues } from "../describe_issues.ts";
+import { toMuxError } from "../sys/errors.ts";
+import {
+  isSessionId,
+  MAX_DIRECTORY,
+  SESSION_ID,
+  type SessionId,
+  validateSessionId,
+} from "../validate.ts";
+import type { Inbound } from "./protocol.ts";
+
+/**
+ * `properties.info` of a session event (lenient).
+ *
+ * @internal
+ */
+export const SessionInfoSchema = z.looseObject({
+  id: z.string(),
+  // A parent id is a session id too ("" or absent: a root session).
+  parentID: z.union([z.literal(""), z.string().regex(SESSION_ID, "not a session id")]).nullish(),
+  title: z.string().nullish(),
+  directory: z.string().max(MAX_DIRECTORY).nullish(),
+  // The agent a child runs (OpenCode sets it on a task child); anything else is no agent.
+  agent: z.unknown().optional(),
+});
+
+/**
+ * `session.created`, `session.updated`, `session.deleted`.
+ *
+ * @internal
+ */
+export const SessionInfoEventSchema = z.looseObject({
+  type: z.enum(["session.created", "session.updated", "session.deleted"]),
+  properties: z.looseObject({ info: SessionInfoSchema }),
+});
+
+/**
+ * `session.status`.
+ *
+ * @internal
+ */
+export const SessionStatusEventSchema = z.looseObject({
+  type: z.literal("session.status"),
+  properties: z.looseObject({
+    sessionID: z.string(),
+    // `retry` carries `attempt` (from 1), `message` and `next`; read leniently.
+    status: z.looseObject({ type: z.string(), attempt: z.unknown().optional() }),
+  }),
+});
+
+/**
+ * `session.error`: `properties.sessionID` is absent for errors of no session, and `error.name`
+ * is `MessageAbortedError` when a user stopped the session (no error to show).
+ *
+ * @internal
+ */
+export const SessionErrorEventSchema = z.looseObject({
+  type: z.literal("session.error"),
+  properties: z.looseObject({
+    sessionID: z.string().nullish(),
+    // Only its name is read, and only when it has one: any other shape is an error all the same.
+    error: z.unknown().optional(),
+  }),
+});
+
+const ErrorNameSchema = z.looseObject({ name: z.literal("MessageAbortedError") });
+
+/**
+ * `session.idle`.
+ *
+ * @internal
+ */
+export const SessionIdleEventSchema = z.looseObject({
+  type: z.literal("session.idle"),
+  properties: z.looseObject({ sessionID: z.string() }),
+});
+
+/** An `invalid_message` answer. */
+export const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> => ({
+  kind: "invalid",
+  code: "invalid_message",
+  message,
+});
+
+/**
+ * The `invalid_message` answer of a line its schema refused.
+ *
+ * @internal
+ */
+export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): Inbound {
+  return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);
+}
+
+/**
+ * Checks a session id where it enters: a session id, or the `invalid_message` its line gets
+ * (with `pane.skipped` for a child that was just created).
+ */
+export function sessionId(id: string, skipped: boolean): SessionId | Inbound {
+  try {
+    return validateSessionId(id);
+  } catch (err) {
+    const { message, hint } = toMuxError(err);
+    return skipped
+      ? { ...invalid(message), skip: { sessionID: id, hint: hint ?? message } }
+      : invalid(message);
+  }
+}
+
+function sessionEvent(
+  kind: "created" | "updated" | "deleted",
+  info: z.output<typeof SessionInfoSchema>,
+): Inbound {
+  // A root session gets no pane and nothing is said, whatever its id (only children are ours).
+  if (!info.parentID && kind !== "deleted" && !isSessionId(info.id)) {
+    return { kind: "ignored", type: `session.${kind}` };
+  }
+  const id = sessionId(info.id, kind === "created" && !!info.parentID);
+  if (typeof id !== "string") return id;
+  return {
+    kind,
+    info: {
+      id,
+      title: info.title ?? "",
+      ...(info.parentID && isSessionId(info.parentID) ? { parentId: info.parentID } : {}),
+      ...(info.directory ? { directory: info.directory } : {}),
+      ...(typeof info.agent === "string" ? { agent: info.agent } : {}),
+    },
+  };
+}
+
+/**
+ * Interprets an OpenCode `session.*` event (leniently).
+ *
+ * @param type Its `type`.
+ * @param value The parsed line.
+ * @returns What it means.
+ */
+export function parseSessionEvent(type: string, value: unknown): Inbound {
+  switch (type) {
+    case "session.created":
+    case "session.updated":
+    case "session.deleted": {
+      const r = SessionInfoEventSchema.safeParse(value);
+      if (!r.success) return schemaError(type, r.error.issues);
+      return sessionEvent(
+        type.slice(8) as "created" | "updated" | "deleted",
+        r.data.properties.info,
+      );
+    }
+    case "session.status": {
+      const r = SessionStatusEventSchema.safeParse(value);
+      if (!r.success) return schemaError(type, r.error.issues);
+      const id = sessionId(r.data.properties.sessionID, false);
+      if (typeof id !== "string") return id;
+      // `retry` and unknown types count as activity (contract).
+      const { type: said, attempt } = r.data.properties.status;
+      if (said === "idle") return { kind: "status", sessionId: id, status: "idle" };
+      if (said !== "retry") return { kind: "status", sessionId: id, status: "busy" };
+      return { kind: "status", sessionId: id, status: "busy", retry: retryAttempt(attempt) };
+    }
+    case "session.error": {
+      const r = SessionErrorEventSchema.safeParse(value);
+      if (!r.success) return schemaError(type, r.error.issues);
+      const { sessionID, error } = r.data.properties;
+      // An error of no session, or a stop the user asked for, is nothing to show.
+      if (!sessionID || ErrorNameSchema.safeParse(error).success) return { kind: "ignored", type };
+      const id = sessionId(sessionID, false);
+      return typeof id === "string" ? { kind: "error", sessionId: id } : id;
+    }
+    case "session.idle": {
+      const r = SessionIdleEventSchema.safeParse(value);
+      if (!r.success) return schemaError(type, r.error.issues);
+      const id = sessionId(r.data.properties.sessionID, false);
+      return typeof id === "string" ? { kind: "status", sessionId: id, status: "idle" } : id;
+    }
+    default:
+      return { kind: "ignored", type };
+  }
+}
+
+/** A retry's attempt (1 or more), or 0 when the event gives none that can be used. */
+function retryAttempt(attempt: unknown): number {
+  return typeof attempt === "number" && Number.isSafeInteger(attempt) && attempt >= 1
+    ? Math.min(attempt, 1_000_000)
+    : 0;
+}
