@@ -11,11 +11,11 @@
  */
 
 import assert from "node:assert/strict";
-import type { PluginInput } from "@opencode-ai/plugin";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
 import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
 import { requirement, requires } from "./helpers/requires.ts";
+import { pluginInput } from "./helpers/load_plugin.ts";
 
 const clock = createRealClock();
 // A developer's own settings stay out; the state directory is this file's. Both are put back
@@ -57,18 +57,6 @@ async function fakeBridge(dir: string, script = RECORDER): Promise<string> {
   return bin;
 }
 
-function input(dir: string, serverUrl = "http://127.0.0.1:4096/", client: unknown = {}) {
-  return {
-    serverUrl: new URL(serverUrl),
-    directory: dir,
-    worktree: dir,
-    client,
-    project: {},
-    experimental_workspace: { register() {} },
-    $: {},
-  } as unknown as PluginInput;
-}
-
 const status = (id: string, type: string) => ({
   type: "session.status",
   properties: { sessionID: id, status: { type } },
@@ -84,8 +72,8 @@ Deno.test("MuxbridgePlugin loaded twice in one realm runs one bridge; events fro
   try {
     const bin = await fakeBridge(dir);
     const options = { bin, log: `${dir}/bridge.log` };
-    const a = await MuxbridgePlugin(input(dir), options);
-    const b = await MuxbridgePlugin(input(dir), options);
+    const a = await MuxbridgePlugin(pluginInput(dir), options);
+    const b = await MuxbridgePlugin(pluginInput(dir), options);
     await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
     // OpenCode 1.18.33 with --port hands events to the second load only.
     await b.event!({ event: status("ses_C", "busy") } as never);
@@ -114,7 +102,7 @@ Deno.test("MuxbridgePlugin in a worker beside the main thread's load hands its e
   try {
     const bin = await fakeBridge(dir);
     const options = { bin, log: `${dir}/bridge.log` };
-    const main = await MuxbridgePlugin(input(dir), options);
+    const main = await MuxbridgePlugin(pluginInput(dir), options);
     await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
     const workerCode = `
       import { MuxbridgePlugin } from ${JSON.stringify(PLUGIN_URL.href)};
@@ -161,7 +149,7 @@ Deno.test("MuxbridgePlugin takes over a lock a dead process with the same pid le
       `${STATE}/plugin-locks/${Deno.pid}-default.lock`,
       JSON.stringify({ pid: Deno.pid, start: "0" }),
     );
-    const hooks = await MuxbridgePlugin(input(dir), {
+    const hooks = await MuxbridgePlugin(pluginInput(dir), {
       bin: await fakeBridge(dir),
       log: `${dir}/bridge.log`,
     });
@@ -180,7 +168,7 @@ Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can wr
   let hooks;
   const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
   try {
-    hooks = await MuxbridgePlugin(input(dir), {
+    hooks = await MuxbridgePlugin(pluginInput(dir), {
       bin: await fakeBridge(dir),
       log: `${dir}/bridge.log`,
     });
@@ -301,7 +289,7 @@ Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoi
   const restore = setEnv({ OPENCODE_SERVER_PASSWORD: "real-server-password" });
   let hooks;
   try {
-    hooks = await MuxbridgePlugin(input(dir, UNLISTENED, upstream.client), {
+    hooks = await MuxbridgePlugin(pluginInput(dir, UNLISTENED, upstream.client), {
       bin: await fakeBridge(dir),
       log: `${dir}/bridge.log`,
     });
@@ -408,10 +396,13 @@ Deno.test("MuxbridgePlugin with a real server URL starts no endpoint", async () 
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-direct-" });
   const upstream = fakeUpstream();
   try {
-    const hooks = await MuxbridgePlugin(input(dir, "http://127.0.0.1:4096/", upstream.client), {
-      bin: await fakeBridge(dir),
-      log: `${dir}/bridge.log`,
-    });
+    const hooks = await MuxbridgePlugin(
+      pluginInput(dir, "http://127.0.0.1:4096/", upstream.client),
+      {
+        bin: await fakeBridge(dir),
+        log: `${dir}/bridge.log`,
+      },
+    );
     await until("the hello", () => received(dir).length > 0, `${dir}/bridge.log`);
     await hooks.dispose!();
     assert.deepEqual(received(dir)[0], {
@@ -439,7 +430,10 @@ Deno.test("MuxbridgePlugin runs the command `muxbridge install` recorded beside 
       JSON.stringify({ command: ["/bin/sh", bin], version: "9.9.9" }),
     );
     const { MuxbridgePlugin: Installed } = await import(`${dir}/plugin/muxbridge.ts`);
-    const hooks = await Installed(input(dir), { log: `${dir}/bridge.log`, instance: "sidecar" });
+    const hooks = await Installed(pluginInput(dir), {
+      log: `${dir}/bridge.log`,
+      instance: "sidecar",
+    });
     await until("the bridge's ready", () => read(`${dir}/bridge.log`).includes('"ready"'));
     await hooks.dispose();
     const log = read(`${dir}/bridge.log`);
@@ -486,7 +480,7 @@ Deno.test("MuxbridgePlugin writes its log lines in order (pane.closed before bye
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-order-" });
   try {
     const bin = await fakeBridge(dir, CHATTY);
-    const hooks = await MuxbridgePlugin(input(dir), {
+    const hooks = await MuxbridgePlugin(pluginInput(dir), {
       bin,
       log: `${dir}/bridge.log`,
       maxRestarts: 0,

@@ -8,10 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import type { PluginInput } from "@opencode-ai/plugin";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
 import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
+import { pluginInput } from "./helpers/load_plugin.ts";
 
 const clock = createRealClock();
 const SERVER = "http://127.0.0.1:4096/";
@@ -64,16 +64,7 @@ async function rig(
     await Deno.chmod(bin, 0o755);
   }
   const log = `${dir}/state/bridge.log`;
-  const input = {
-    serverUrl: new URL(SERVER),
-    directory: dir,
-    worktree: dir,
-    client: {},
-    project: {},
-    experimental_workspace: { register() {} },
-    $: {},
-  } as unknown as PluginInput;
-  const hooks = await MuxbridgePlugin(input, { bin, log, ...options });
+  const hooks = await MuxbridgePlugin(pluginInput(dir, SERVER), { bin, log, ...options });
   const read = (path: string) => {
     try {
       return Deno.readTextFileSync(path);

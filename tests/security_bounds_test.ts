@@ -9,12 +9,7 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../lib/config.ts";
 import { parseLine } from "../lib/bridge/protocol.ts";
-import type { OutMessage } from "../lib/bridge/protocol.ts";
-import { SessionLoop } from "../lib/session/loop.ts";
-import { silentLogger } from "../lib/sys/log.ts";
-import { createFakeBackend } from "./fakes/fake_backend.ts";
-import { createFakeClock } from "./fakes/fake_clock.ts";
-import { createMemoryStore, fakeProcesses } from "./fakes/memory_store.ts";
+import { loopHarness } from "./helpers/loop_harness.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { validateSessionId } from "../lib/validate.ts";
 
@@ -55,23 +50,11 @@ Deno.test("parseLine() refuses a directory over 4 KiB, and spawn --dir too", asy
 });
 
 Deno.test("SessionLoop tracks at most max_tracked_sessions children; the next gets pane.skipped limit", async () => {
-  const config = resolveConfig({
-    env: () => undefined,
+  const { loop, backend, clock, out } = loopHarness({
     flags: { max_tracked_sessions: 3, idle_close_delay_ms: 0, min_pane_lifetime_ms: 0 },
+    ctx: { directory: "/w" },
   });
   assert.equal(resolveConfig({ env: () => undefined }).max_tracked_sessions, 10_000);
-  const clock = createFakeClock();
-  const backend = createFakeBackend();
-  const out: OutMessage[] = [];
-  const loop = new SessionLoop({
-    clock,
-    log: silentLogger,
-    emit: (m) => out.push(m),
-    config,
-    store: createMemoryStore(),
-    processes: fakeProcesses(),
-    owner: "4242:100",
-  }, { backend, serverUrl: "http://127.0.0.1:4096", directory: "/w" });
   const child = (n: number) => ({
     kind: "created" as const,
     info: {

@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PluginInput } from "@opencode-ai/plugin";
 import { createPaneStore, type PaneRecordInput } from "../lib/session/pane_store.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { runCli } from "./helpers/cli_process.ts";
@@ -18,7 +17,7 @@ import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { listen } from "./helpers/listener.ts";
 import { isType, tmuxBridgeEnv } from "./helpers/real_life.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
-import { loadPlugin } from "./helpers/load_plugin.ts";
+import { loadPlugin, pluginInput } from "./helpers/load_plugin.ts";
 import { until } from "./helpers/until.ts";
 
 const SECRET = "victim-Secret-1234";
@@ -312,16 +311,11 @@ Deno.test("the plugin keeps a server URL's user:pass@ off the bridge's argv and 
     );
     await Deno.chmod(bin, 0o755);
     const log = `${dir}/state/bridge.log`;
-    const input = {
-      serverUrl: new URL(`http://opencode:${SECRET}@127.0.0.1:4096/`),
-      directory: dir,
-      worktree: dir,
-      client: {},
-      project: {},
-      experimental_workspace: { register() {} },
-      $: {},
-    } as unknown as PluginInput;
-    const hooks = await loadPlugin(`${dir}/state`, input, { bin, log });
+    const hooks = await loadPlugin(
+      `${dir}/state`,
+      pluginInput(dir, `http://opencode:${SECRET}@127.0.0.1:4096/`),
+      { bin, log },
+    );
     await until("the fake bridge to start", async () => {
       try {
         return (await Deno.readTextFile(`${dir}/argv`)).includes("--url");

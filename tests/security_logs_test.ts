@@ -18,12 +18,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PluginInput } from "@opencode-ai/plugin";
 import { fileSink } from "../lib/sys/log.ts";
 import { startBridge } from "./helpers/bridge_process.ts";
 import { giveToNobody } from "./helpers/listener.ts";
 import { isType } from "./helpers/real_life.ts";
-import { loadPlugin } from "./helpers/load_plugin.ts";
+import { loadPlugin, pluginInput } from "./helpers/load_plugin.ts";
 import { until } from "./helpers/until.ts";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -100,18 +99,6 @@ Deno.test(
     assert.equal(mode(log), 0o600);
   }),
 );
-
-function pluginInput(dir: string): PluginInput {
-  return {
-    serverUrl: new URL("http://127.0.0.1:4096/"),
-    directory: dir,
-    worktree: dir,
-    client: {},
-    project: {},
-    experimental_workspace: { register() {} },
-    $: {},
-  } as unknown as PluginInput;
-}
 
 Deno.test(
   "the plugin's log is 0600, narrowed when wider, and never written through a symbolic link",

@@ -73,6 +73,26 @@ export function agentMessage(status: PaneStatus): string | undefined {
   }
 }
 
+/**
+ * One agent call on a pane: the socket method and the CLI verb carry the same values (pane,
+ * source, agent, then the call's own).
+ */
+function agentOp(
+  paneId: PaneId,
+  op: { action: string; method: string; verb: string },
+  params: Record<string, unknown>,
+  args: string[],
+): HerdrOp<void> {
+  return {
+    action: `${op.action} of pane "${paneId}"`,
+    method: op.method,
+    params: { pane_id: paneId, source: AGENT_SOURCE, agent: AGENT_LABEL, ...params },
+    args: ["pane", op.verb, paneId, "--source", AGENT_SOURCE, "--agent", AGENT_LABEL, ...args],
+    readOnly: false,
+    read: () => undefined,
+  };
+}
+
 /** Reports children to herdr as agents. */
 export interface AgentReporter {
   /** Reports a pane's child (nothing once herdr refused reports). */
@@ -97,7 +117,6 @@ export function createAgentReporter(
   /** Panes reported on, and whether their session id went out. */
   const reported = new Map<PaneId, { session: boolean }>();
   const seq = () => (lastSeq = Math.max(lastSeq + 1, Math.floor(deps.clock.now())));
-  const nothing = () => undefined;
 
   /** Runs one report; false when herdr refused it (and no report follows from now on). */
   const send = async (op: HerdrOp<void>, signal?: AbortSignal): Promise<boolean> => {
@@ -126,29 +145,22 @@ export function createAgentReporter(
       if (refused) return;
       const message = agentMessage(status);
       const state = agentState(status.state);
-      const base = { pane_id: paneId, source: AGENT_SOURCE, agent: AGENT_LABEL };
       const n = seq();
-      const ok = await send({
-        action: `report the agent of pane "${paneId}"`,
-        method: "pane.report_agent",
-        params: { ...base, state, ...(message === undefined ? {} : { message }), seq: n },
-        args: [
-          "pane",
-          "report-agent",
+      const ok = await send(
+        agentOp(
           paneId,
-          "--source",
-          AGENT_SOURCE,
-          "--agent",
-          AGENT_LABEL,
-          "--state",
-          state,
-          ...(message === undefined ? [] : ["--message", message]),
-          "--seq",
-          String(n),
-        ],
-        readOnly: false,
-        read: nothing,
-      }, signal);
+          { action: "report the agent", method: "pane.report_agent", verb: "report-agent" },
+          { state, ...(message === undefined ? {} : { message }), seq: n },
+          [
+            "--state",
+            state,
+            ...(message === undefined ? [] : ["--message", message]),
+            "--seq",
+            String(n),
+          ],
+        ),
+        signal,
+      );
       if (!ok) return;
       const entry = reported.get(paneId) ?? { session: false };
       reported.set(paneId, entry);
@@ -157,26 +169,24 @@ export function createAgentReporter(
       // The session id, once, after the first report; herdr's sidebar works without it.
       const m = seq();
       try {
-        await send({
-          action: `report the session of pane "${paneId}"`,
-          method: "pane.report_agent_session",
-          params: { ...base, seq: m, agent_session_id: status.sessionId },
-          args: [
-            "pane",
-            "report-agent-session",
+        await send(
+          agentOp(
             paneId,
-            "--source",
-            AGENT_SOURCE,
-            "--agent",
-            AGENT_LABEL,
-            "--seq",
-            String(m),
-            "--agent-session-id",
-            status.sessionId,
-          ],
-          readOnly: false,
-          read: nothing,
-        }, signal);
+            {
+              action: "report the session",
+              method: "pane.report_agent_session",
+              verb: "report-agent-session",
+            },
+            { seq: m, agent_session_id: status.sessionId },
+            [
+              "--seq",
+              String(m),
+              "--agent-session-id",
+              status.sessionId,
+            ],
+          ),
+          signal,
+        );
       } catch (err) {
         if (isMuxError(err, "pane_not_found")) throw err;
         deps.log.debug(`herdr: cannot report the session of ${paneId}: ${(err as Error).message}`);
@@ -186,24 +196,15 @@ export function createAgentReporter(
       if (!reported.delete(paneId) || refused) return;
       const n = seq();
       try {
-        await send({
-          action: `release the agent of pane "${paneId}"`,
-          method: "pane.release_agent",
-          params: { pane_id: paneId, source: AGENT_SOURCE, agent: AGENT_LABEL, seq: n },
-          args: [
-            "pane",
-            "release-agent",
+        await send(
+          agentOp(
             paneId,
-            "--source",
-            AGENT_SOURCE,
-            "--agent",
-            AGENT_LABEL,
-            "--seq",
-            String(n),
-          ],
-          readOnly: false,
-          read: nothing,
-        }, signal);
+            { action: "release the agent", method: "pane.release_agent", verb: "release-agent" },
+            { seq: n },
+            ["--seq", String(n)],
+          ),
+          signal,
+        );
       } catch (err) {
         // Already gone: nothing to release.
         if (!isMuxError(err, "pane_not_found")) throw err;

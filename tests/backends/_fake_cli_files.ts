@@ -2,7 +2,7 @@
  * The files a scripted fake multiplexer CLI works on (`tests/fakes/bin/zellij`,
  * `tests/fakes/bin/herdr`): a JSON state file and an argv log in the fixture's scratch directory,
  * the variables that point the fake at them, a runner that adds those to every call, and reading
- * both back. Shared by `zellij_fixture.ts` and `herdr_fixture.ts`.
+ * both back. Shared by `zellij_fixture.ts`, `herdr_fixture.ts` and `wezterm_fixture.ts`.
  *
  * @module
  */
@@ -14,6 +14,8 @@ import { createRunner, type Runner } from "../../lib/sys/exec.ts";
 export interface FakeCliFiles<S> {
   /** The state file. */
   statePath: string;
+  /** The argv log (see {@linkcode parseArgvLog}). */
+  logPath: string;
   /**
    * Variables every call of the fake gets: `PATH` (the running Deno first: the fake is a Deno
    * script), `<prefix>_STATE`, `<prefix>_LOG`, then the extra ones. Tests set `<prefix>_FAULT`
@@ -75,6 +77,7 @@ export async function writeFakeCliFiles<S extends { started?: number[] }>(
   const readState = async () => JSON.parse(await Deno.readTextFile(statePath)) as S;
   return {
     statePath,
+    logPath,
     env,
     runner,
     readState,

@@ -1,6 +1,6 @@
 /**
- * The spawn request the herdr and zellij backend tests open their panes with, so that every one
- * of them asserts against the same title, argv, directory and owner.
+ * The spawn request the backend tests (herdr, zellij, tmux status) open their panes with, so
+ * that every one of them asserts against the same title, argv, directory and owner.
  *
  * @module
  */

@@ -30,6 +30,19 @@ function recordingLog() {
   return { lines, log: createLogger("info", (line) => lines.push(line)) };
 }
 
+/** The CLI argv of an agent call on a pane, up to its first own flag and value. */
+const agentArgv = (verb: string, paneId: string, flag: string, value: string) => [
+  "pane",
+  verb,
+  paneId,
+  "--source",
+  AGENT_SOURCE,
+  "--agent",
+  AGENT_LABEL,
+  flag,
+  value,
+];
+
 async function paneOf(server: FakeHerdr, paneId: string) {
   return (await server.state()).panes.find((p) => p.pane_id === paneId);
 }
@@ -44,10 +57,8 @@ async function open(backend: Backend, server: FakeHerdr): Promise<PaneId> {
   return paneId;
 }
 
-const herdrTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
-
 for (const transport of ["socket", "cli"] as const) {
-  herdrTest(
+  Deno.test(
     `herdr (${transport}) reports the child as an agent: working, idle, blocked, its session once, released on close`,
     async () => {
       const server = await startFakeHerdr({ socket: transport === "socket" });
@@ -83,72 +94,12 @@ for (const transport of ["socket", "cli"] as const) {
         if (transport === "cli") {
           const reports = (await server.calls()).filter((a) => a[1]?.includes("agent"));
           assert.deepEqual(reports.map((a) => a.slice(0, 9)), [
-            [
-              "pane",
-              "report-agent",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--state",
-              "working",
-            ],
-            [
-              "pane",
-              "report-agent-session",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--seq",
-              reports[1][8],
-            ],
-            [
-              "pane",
-              "report-agent",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--state",
-              "working",
-            ],
-            [
-              "pane",
-              "report-agent",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--state",
-              "idle",
-            ],
-            [
-              "pane",
-              "report-agent",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--state",
-              "blocked",
-            ],
-            [
-              "pane",
-              "release-agent",
-              paneId,
-              "--source",
-              AGENT_SOURCE,
-              "--agent",
-              AGENT_LABEL,
-              "--seq",
-              reports[5][8],
-            ],
+            agentArgv("report-agent", paneId, "--state", "working"),
+            agentArgv("report-agent-session", paneId, "--seq", reports[1][8]),
+            agentArgv("report-agent", paneId, "--state", "working"),
+            agentArgv("report-agent", paneId, "--state", "idle"),
+            agentArgv("report-agent", paneId, "--state", "blocked"),
+            agentArgv("release-agent", paneId, "--seq", reports[5][8]),
           ]);
         }
       } finally {
@@ -158,7 +109,7 @@ for (const transport of ["socket", "cli"] as const) {
   );
 }
 
-herdrTest(
+Deno.test(
   "herdr reports to a pane closed behind muxbridge's back fail pane_not_found",
   async () => {
     const server = await startFakeHerdr({ socket: true });
@@ -173,7 +124,7 @@ herdrTest(
   },
 );
 
-herdrTest(
+Deno.test(
   "herdr ignores a report whose seq is not above the last one it took (herdr's rule)",
   async () => {
     const server = await startFakeHerdr({ socket: true });
@@ -195,7 +146,7 @@ herdrTest(
 );
 
 for (const transport of ["socket", "cli"] as const) {
-  herdrTest(
+  Deno.test(
     `herdr (${transport}) that refuses agent reports: titles go on, reports stop, one log line`,
     async () => {
       const server = await startFakeHerdr({ socket: transport === "socket" });

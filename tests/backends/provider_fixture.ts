@@ -1,17 +1,21 @@
 /**
  * Pane providers for tests: the example providers under `examples/providers/` started by the
- * Deno that runs the tests, and backend deps for the provider backend.
+ * Deno that runs the tests, backend deps for the provider backend, and the contract fixture of
+ * an example provider on its host.
  *
  * @module
  */
 
 import { fileURLToPath } from "node:url";
+import { createProviderBackend } from "../../backends/provider/backend.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import type { ConfigLayer } from "../../lib/config.ts";
 import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
+import type { ContractFixture } from "./_contract.ts";
+import { answerFault, losingOpener } from "./_lost_answer.ts";
 
 /** The example tmux provider. */
 export const TMUX_PROVIDER = fileURLToPath(
@@ -88,4 +92,49 @@ export function providerDeps(
     identity: { backend: null, layers: [], harness: { name: null } },
     log,
   };
+}
+
+/** What an example provider drives: a private tmux server or GNU screen session. */
+export interface ProviderHost {
+  /** Variables the provider needs to reach it (HOME, TMUX_TMPDIR, SCREENDIR, …). */
+  env: Readonly<Record<string, string>>;
+  /** A scratch directory (removed by `close`). */
+  dir: string;
+  /** Every pane (window) of the host, read without the provider. */
+  paneIds(): Promise<string[]>;
+  /** Stops the host and removes its files. */
+  close(): Promise<void>;
+}
+
+/**
+ * The contract fixture of an example provider: the provider backend running `script` on `host`,
+ * whose spawn answers the contract can lose, probed as `selectBackend` does before any use (the
+ * capabilities come from the provider's handshake). A failed probe stops the provider and the
+ * host before it is thrown.
+ *
+ * @param script The example provider.
+ * @param args Its arguments (which host to drive).
+ * @param host The host.
+ * @returns The fixture.
+ */
+export async function exampleProviderFixture(
+  script: string,
+  args: readonly string[],
+  host: ProviderHost,
+): Promise<ContractFixture> {
+  const answers = answerFault();
+  const backend = createProviderBackend(providerDeps(denoProvider(script, args)), {
+    open: losingOpener(openerWith(host.env), answers, (line) => line.includes('"spawn"')),
+  });
+  const close = async () => {
+    await backend.dispose?.();
+    await host.close();
+  };
+  try {
+    await backend.probe();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { backend, dir: host.dir, answers, paneIds: () => host.paneIds(), close };
 }

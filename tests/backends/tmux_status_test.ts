@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { createTmuxBackend } from "../../backends/tmux/backend.ts";
-import type { BackendDeps } from "../../lib/backend/backend.ts";
+import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -18,6 +18,7 @@ import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 import { requires, tool } from "../helpers/requires.ts";
 import { startTmuxServer, type TmuxServer } from "../helpers/tmux_server.ts";
+import { request } from "./_spawn_request.ts";
 
 const SID = validateSessionId("ses_status1");
 
@@ -47,6 +48,17 @@ const status = (state: PaneStatus["state"], title: string): PaneStatus => ({
   sessionId: SID,
 });
 
+/** A request for child {@linkcode SID}'s pane ("t"), running `sleep` in the scratch directory. */
+const sleeper = (server: TmuxServer, extra: Partial<SpawnRequest> = {}): SpawnRequest =>
+  request({
+    sessionId: SID,
+    title: "t",
+    argv: ["sleep", "100000"],
+    cwd: server.dir,
+    owner: "4242:777",
+    ...extra,
+  });
+
 async function shown(server: TmuxServer, paneId: string): Promise<[string, string]> {
   const out = await server.tmux([
     "display-message",
@@ -66,15 +78,10 @@ Deno.test(
     const server = await startTmuxServer();
     try {
       const backend = backendOn(server);
-      const { paneId } = await backend.spawn({
-        sessionId: SID,
+      const { paneId } = await backend.spawn(sleeper(server, {
         title: "[busy] map the repository",
         status: status("busy", "[busy] map the repository"),
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: {},
-        owner: "4242:777",
-      });
+      }));
       assert.deepEqual(await shown(server, paneId), ["[busy] map the repository", "busy"]);
       const calls: string[][] = [];
       const counting = backendOn({
@@ -86,15 +93,11 @@ Deno.test(
       assert.deepEqual(await shown(server, paneId), ["[retry 2] map the repository", "retry"]);
       await backend.setStatus!(paneId, status("unknown", "map the repository"));
       assert.deepEqual(await shown(server, paneId), ["map the repository", ""]);
-      const { paneId: other } = await backend.spawn({
+      const { paneId: other } = await backend.spawn(sleeper(server, {
         sessionId: validateSessionId("ses_status2"),
         title: "quiet",
         status: status("unknown", "quiet"),
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: {},
-        owner: "4242:777",
-      });
+      }));
       assert.deepEqual(await shown(server, other), ["quiet", ""], "no state before one is known");
     } finally {
       await server.close();
@@ -110,14 +113,7 @@ Deno.test(
     try {
       const backend = backendOn(server);
       const title = cleanTitle("[busy] #{pane_id} #(touch pwned) #[fg=red]red ##[x] %0 $(id)");
-      const { paneId } = await backend.spawn({
-        sessionId: SID,
-        title: "t",
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: {},
-        owner: "4242:777",
-      });
+      const { paneId } = await backend.spawn(sleeper(server));
       await backend.setStatus!(paneId, status("error", title));
       // Stored as the title always is (`escapeTitle`): nothing expanded, and every `#[` after an
       // even run of `#`, so that even a plain `#{pane_title}` draws it as text.
@@ -145,14 +141,7 @@ Deno.test(
     const server = await startTmuxServer();
     try {
       const backend = backendOn(server);
-      const { paneId } = await backend.spawn({
-        sessionId: SID,
-        title: "t",
-        argv: ["sleep", "100000"],
-        cwd: server.dir,
-        env: {},
-        owner: "4242:777",
-      });
+      const { paneId } = await backend.spawn(sleeper(server));
       await server.tmux(["kill-pane", "-t", paneId]);
       await assertMuxError(backend.setStatus!(paneId, status("idle", "t")), "pane_not_found");
       await assertMuxError(

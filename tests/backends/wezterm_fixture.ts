@@ -7,15 +7,14 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import type { ConfigLayer } from "../../lib/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
-import { createRunner, type Runner } from "../../lib/sys/exec.ts";
+import type { Runner } from "../../lib/sys/exec.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";
-import { parseArgvLog } from "./_fake_cli_files.ts";
+import { parseArgvLog, writeFakeCliFiles } from "./_fake_cli_files.ts";
 
 /** The fake CLI. */
 export const FAKE_WEZTERM = fileURLToPath(new URL("../fakes/bin/wezterm", import.meta.url));
@@ -86,8 +85,6 @@ export async function startFakeWezterm(
   const base = await Deno.makeTempDir({ prefix: "muxbridge-wezterm-" });
   const dir = `${base}/work`;
   await Deno.mkdir(dir);
-  const statePath = `${base}/state.json`;
-  const logPath = `${base}/argv.log`;
   const socket = `${base}/gui-sock-4242`;
   const state: FakeWeztermState = {
     version: "20240203-110809-5046fc22",
@@ -113,18 +110,11 @@ export async function startFakeWezterm(
     started: [],
   };
   init(state);
-  await Deno.writeTextFile(statePath, JSON.stringify(state));
-  await Deno.writeTextFile(logPath, "");
-  const env: Record<string, string> = {
-    FAKE_WEZTERM_STATE: statePath,
-    FAKE_WEZTERM_LOG: logPath,
-    // The fake is a Deno script: the Deno running the tests first on PATH.
-    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+  // The fake is a Deno script: the files put the Deno running the tests first on PATH.
+  const { statePath, logPath, env, runner } = await writeFakeCliFiles(base, "FAKE_WEZTERM", state, {
     WEZTERM_UNIX_SOCKET: socket,
     WEZTERM_PANE: "0",
-  };
-  const real = createRunner();
-  const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
+  });
   const read = () => JSON.parse(Deno.readTextFileSync(statePath)) as FakeWeztermState;
   return {
     dir,

@@ -12,6 +12,30 @@ import { MuxbridgePlugin } from "../../plugin/muxbridge.ts";
 import { setEnv } from "./env_scope.ts";
 
 /**
+ * What OpenCode hands a plugin, as far as muxbridge's plugin reads it.
+ *
+ * @param dir The project directory (and worktree).
+ * @param serverUrl The server URL OpenCode names.
+ * @param client OpenCode's client (an in-process fake where a test needs one).
+ * @returns The input.
+ */
+export function pluginInput(
+  dir: string,
+  serverUrl = "http://127.0.0.1:4096/",
+  client: unknown = {},
+): PluginInput {
+  return {
+    serverUrl: new URL(serverUrl),
+    directory: dir,
+    worktree: dir,
+    client,
+    project: {},
+    experimental_workspace: { register() {} },
+    $: {},
+  } as unknown as PluginInput;
+}
+
+/**
  * Calls {@linkcode MuxbridgePlugin} with `MUXBRIDGE_STATE_DIR` set to `stateDir`.
  *
  * @param stateDir The state directory for this load (created by the plugin if missing).

@@ -34,14 +34,12 @@
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { type MockModel, startMockModel } from "./mock_model.ts";
+import { prepareOpencodeHome, stopProcess } from "./opencode_home.ts";
 import { runTag } from "./run_tag.ts";
 import type { TmuxServer } from "./tmux_server.ts";
 
 /** The repository root (with a trailing slash). */
 export const ROOT = new URL("../../", import.meta.url).pathname;
-
-/** The opencode-ai version package.json pins (the plugin stub must name the same one). */
-const OPENCODE_VERSION = "1.18.33";
 
 /**
  * The real `opencode` binary: `OPENCODE_TEST_BIN` when set (null if it names no file), else
@@ -159,95 +157,6 @@ export interface OpencodeServer {
 const clock = createRealClock();
 const processes = createProcesses();
 
-async function git(cwd: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", {
-    args,
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
-  }).output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-}
-
-/** Writes the config, the plugin-install stub and a git project under `base`. */
-async function prepare(base: string, mockUrl: string): Promise<Record<string, string>> {
-  const dirs = {
-    HOME: `${base}/home`,
-    XDG_CONFIG_HOME: `${base}/config`,
-    XDG_DATA_HOME: `${base}/data`,
-    XDG_CACHE_HOME: `${base}/cache`,
-    XDG_STATE_HOME: `${base}/state`,
-  };
-  const configDir = `${dirs.XDG_CONFIG_HOME}/opencode`;
-  for (const d of [...Object.values(dirs), `${configDir}/node_modules`, `${base}/project`]) {
-    await Deno.mkdir(d, { recursive: true });
-  }
-  await Deno.writeTextFile(
-    `${configDir}/opencode.json`,
-    JSON.stringify({
-      $schema: "https://opencode.ai/config.json",
-      autoupdate: false,
-      share: "disabled",
-      snapshot: false,
-      lsp: false,
-      formatter: false,
-      model: "mock/mock-model",
-      small_model: "mock/mock-model",
-      enabled_providers: ["mock"],
-      provider: {
-        mock: {
-          npm: "@ai-sdk/openai-compatible",
-          name: "Mock (loopback)",
-          options: { baseURL: mockUrl, apiKey: "mock-key" },
-          models: {
-            "mock-model": {
-              name: "Mock Model",
-              tool_call: false,
-              limit: { context: 32000, output: 4096 },
-            },
-          },
-        },
-      },
-    }),
-  );
-  // OpenCode's installer skips when node_modules/ exists and the lock lists every dependency
-  // (docs/opencode.md); without this a configured plugin waits on the npm registry.
-  const deps = { dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } };
-  await Deno.writeTextFile(`${configDir}/package.json`, JSON.stringify(deps));
-  await Deno.writeTextFile(
-    `${configDir}/package-lock.json`,
-    JSON.stringify({ packages: { "": deps } }),
-  );
-  await git(`${base}/project`, ["init", "-q", "."]);
-  await git(`${base}/project`, [
-    "-c",
-    "user.email=t@t",
-    "-c",
-    "user.name=t",
-    "commit",
-    "-q",
-    "--allow-empty",
-    "-m",
-    "init",
-  ]);
-  return {
-    ...dirs,
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    OPENCODE_DISABLE_SHARE: "1",
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-    OPENCODE_DISABLE_CLAUDE_CODE: "1",
-    // Belt and braces: should OpenCode still run npm, it fails at once instead of fetching.
-    npm_config_offline: "true",
-    npm_config_registry: "http://127.0.0.1:9/",
-  };
-}
-
 /**
  * Starts a real OpenCode server.
  *
@@ -277,7 +186,7 @@ export async function startOpencodeServer(
     await Deno.remove(base, { recursive: true }).catch(() => {});
   };
   try {
-    const isolated = await prepare(base, mock.baseUrl);
+    const isolated = await prepareOpencodeHome(base, { mockUrl: mock.baseUrl, toolCall: false });
     const env: Record<string, string> = {
       ...isolated,
       ...(options.plugins
@@ -340,7 +249,7 @@ export async function startOpencodeServer(
       stdout = read(out);
       stderr = read(err);
       stop = async () => {
-        await terminate(pid);
+        await stopProcess(pid, 5000);
         await tmux.run(["kill-pane", "-t", p]).catch(() => {});
       };
     } else {
@@ -365,7 +274,7 @@ export async function startOpencodeServer(
       stdout = () => outText;
       stderr = () => errText;
       stop = async () => {
-        await terminate(pid);
+        await stopProcess(pid, 5000);
         await child.status;
         await readers.catch(() => {});
       };
@@ -470,24 +379,6 @@ export async function startOpencodeServer(
   } catch (err) {
     await close();
     throw err;
-  }
-}
-
-/** SIGTERM, up to 5 s for the exit, then SIGKILL. */
-async function terminate(pid: number): Promise<void> {
-  try {
-    Deno.kill(pid, "SIGTERM");
-  } catch {
-    return; // already gone
-  }
-  const gone = await waitFor(clock, () => !processes.alive(pid), {
-    deadline: clock.now() + 5000,
-    maxIntervalMs: 50,
-  });
-  if (!gone) {
-    try {
-      Deno.kill(pid, "SIGKILL");
-    } catch { /* gone meanwhile */ }
   }
 }
 

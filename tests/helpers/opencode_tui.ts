@@ -14,13 +14,12 @@
  */
 
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
-import { createProcesses } from "../../lib/sys/processes.ts";
 import { type MockModel, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
+import { prepareOpencodeHome, stopProcess } from "./opencode_home.ts";
 import { childrenOf, cmdline, opencodeBin } from "./opencode_server.ts";
 import { startTmuxServer, type TmuxServer } from "./tmux_server.ts";
 
 const clock = createRealClock();
-const processes = createProcesses();
 
 /**
  * What the child streams while the mock model holds it (a long-running child): the test looks
@@ -102,20 +101,6 @@ export async function waitUntil(
   return clock.now() - t0;
 }
 
-async function git(cwd: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", {
-    args,
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
-  }).output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-}
-
 /**
  * Prepares the box (nothing of OpenCode runs yet).
  *
@@ -138,88 +123,23 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
   let tmux: TmuxServer | undefined;
   const started: number[] = [];
   const close = async () => {
-    for (const pid of started) await terminate(pid);
+    for (const pid of started) await stopProcess(pid, 10_000);
     await tmux?.close();
     await mock.close();
     await Deno.remove(base, { recursive: true }).catch(() => {});
   };
   try {
     const env: Record<string, string> = {
-      HOME: `${base}/home`,
-      XDG_CONFIG_HOME: `${base}/config`,
-      XDG_DATA_HOME: `${base}/data`,
-      XDG_CACHE_HOME: `${base}/cache`,
-      XDG_STATE_HOME: `${base}/state`,
+      ...await prepareOpencodeHome(base, { mockUrl: mock.baseUrl, toolCall: true }),
       PATH: `${base}/bin:/usr/bin:/bin`,
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_CLAUDE_CODE: "1",
-      npm_config_offline: "true",
-      npm_config_registry: "http://127.0.0.1:9/",
       // Only for `deno run`: its module cache would otherwise start empty in the new HOME.
       DENO_DIR: Deno.env.get("DENO_DIR") ??
         `${Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`}/deno`,
     };
     const configDir = `${env.XDG_CONFIG_HOME}/opencode`;
     const project = `${base}/project`;
-    for (const d of [env.HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) {
-      await Deno.mkdir(d, { recursive: true });
-    }
-    await Deno.mkdir(`${configDir}/node_modules`, { recursive: true });
     await Deno.mkdir(`${base}/bin`);
-    await Deno.mkdir(project);
     await Deno.symlink(bin, `${base}/bin/opencode`);
-    await Deno.writeTextFile(
-      `${configDir}/opencode.json`,
-      JSON.stringify({
-        $schema: "https://opencode.ai/config.json",
-        autoupdate: false,
-        share: "disabled",
-        snapshot: false,
-        lsp: false,
-        formatter: false,
-        model: "mock/mock-model",
-        small_model: "mock/mock-model",
-        enabled_providers: ["mock"],
-        provider: {
-          mock: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Mock (loopback)",
-            options: { baseURL: mock.baseUrl, apiKey: "mock-key" },
-            models: {
-              "mock-model": {
-                name: "Mock Model",
-                tool_call: true,
-                limit: { context: 32000, output: 4096 },
-              },
-            },
-          },
-        },
-      }),
-    );
-    // OpenCode's first run npm-installs @opencode-ai/plugin into its config folder (the
-    // package.json it leaves is the silent-skip trap of issue 10); stub it so nothing is fetched.
-    const deps = { dependencies: { "@opencode-ai/plugin": "1.18.33" } };
-    await Deno.writeTextFile(`${configDir}/package.json`, JSON.stringify(deps));
-    await Deno.writeTextFile(
-      `${configDir}/package-lock.json`,
-      JSON.stringify({ packages: { "": deps } }),
-    );
-    await git(project, ["init", "-q", "."]);
-    await git(project, [
-      "-c",
-      "user.email=t@t",
-      "-c",
-      "user.name=t",
-      "commit",
-      "-q",
-      "--allow-empty",
-      "-m",
-      "i",
-    ]);
 
     tmux = await startTmuxServer({ width: 220, height: 50 });
     const t = tmux;
@@ -292,7 +212,7 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
           await t.tmux(["send-keys", "-t", pane, "Enter"]);
         },
         bridges: () => childrenOf(pid).filter((c) => (cmdline(c) ?? []).includes("bridge")),
-        stop: () => terminate(pid),
+        stop: () => stopProcess(pid, 10_000),
       };
     };
 
@@ -312,23 +232,5 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
   } catch (err) {
     await close();
     throw err;
-  }
-}
-
-/** SIGTERM, up to 10 s for the exit, then SIGKILL. */
-async function terminate(pid: number): Promise<void> {
-  try {
-    Deno.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  const gone = await waitFor(clock, () => !processes.alive(pid), {
-    deadline: clock.now() + 10_000,
-    maxIntervalMs: 50,
-  });
-  if (!gone) {
-    try {
-      Deno.kill(pid, "SIGKILL");
-    } catch { /* gone meanwhile */ }
   }
 }

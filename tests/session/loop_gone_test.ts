@@ -5,21 +5,12 @@
  */
 
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../lib/config.ts";
-import { silentLogger } from "../../lib/sys/log.ts";
-import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { SessionLoop } from "../../lib/session/loop.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
-import { createFakeClock } from "../fakes/fake_clock.ts";
-import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { fakeProcesses } from "../fakes/memory_store.ts";
+import { loopHarness } from "../helpers/loop_harness.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
 
 function setup(pid: number) {
-  const config = resolveConfig({
-    env: () => undefined,
-    flags: { close_grace_ms: 250, poll_interval_ms: 2000 },
-  });
-  const clock = createFakeClock();
   const backend = createFakeBackend();
   const spawn = backend.spawn.bind(backend);
   backend.spawn = async (req) => ({ ...(await spawn(req)), pid });
@@ -28,13 +19,12 @@ function setup(pid: number) {
   backend.inspect = (id) => (calls.inspect++, inspect(id));
   const listOwned = backend.listOwned.bind(backend);
   backend.listOwned = () => (calls.listOwned++, listOwned());
-  const out: OutMessage[] = [];
-  const store = createMemoryStore();
-  const processes = fakeProcesses([pid]);
-  const loop = new SessionLoop(
-    { clock, log: silentLogger, emit: (m) => out.push(m), config, store, processes, owner: "1:1" },
-    { backend, serverUrl: "http://127.0.0.1:4096", directory: "/work" },
-  );
+  const { loop, clock, out, store, processes } = loopHarness({
+    flags: { close_grace_ms: 250, poll_interval_ms: 2000 },
+    backend,
+    processes: fakeProcesses([pid]),
+    deps: { owner: "1:1" },
+  });
   const open = async (id: string) => {
     loop.handle({
       kind: "created",

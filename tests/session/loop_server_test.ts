@@ -7,15 +7,14 @@
 
 import assert from "node:assert/strict";
 import type { Credentials } from "../../lib/opencode/attach.ts";
-import { resolveConfig } from "../../lib/config.ts";
 import type { Logger } from "../../lib/sys/log.ts";
 import { createOpencodeClient } from "../../lib/opencode/client.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { type LoopContext, SessionLoop } from "../../lib/session/loop.ts";
-import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
+import type { LoopContext, SessionLoop } from "../../lib/session/loop.ts";
+import type { FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
-import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { loopHarness } from "../helpers/loop_harness.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
 
 interface Harness {
@@ -34,18 +33,7 @@ function setup(
   overrides: Record<string, unknown> = {},
   ctx: Partial<LoopContext> = {},
 ): Harness {
-  const config = resolveConfig({
-    env: () => undefined,
-    flags: {
-      idle_close_delay_ms: 3000,
-      min_pane_lifetime_ms: 3000,
-      poll_interval_ms: 2000,
-      close_grace_ms: 250,
-      ...overrides,
-    },
-  });
   const clock = createFakeClock();
-  const backend = createFakeBackend();
   const server = createFakeOpencode();
   const out: Harness["out"] = [];
   const logs: string[] = [];
@@ -55,20 +43,23 @@ function setup(
     warn: (m) => logs.push(`warn ${m}`),
     error: (m) => logs.push(`error ${m}`),
   };
-  const loop = new SessionLoop(
-    {
-      clock,
+  const { loop, backend } = loopHarness({
+    flags: {
+      idle_close_delay_ms: 3000,
+      min_pane_lifetime_ms: 3000,
+      poll_interval_ms: 2000,
+      close_grace_ms: 250,
+      ...overrides,
+    },
+    clock,
+    deps: {
       log,
       emit: (m) => out.push({ ...m, at: clock.now() }),
-      config,
-      store: createMemoryStore(),
-      processes: fakeProcesses(),
-      owner: "4242:100",
       server: (url: string, auth?: Credentials) =>
         createOpencodeClient({ url, fetch: server.fetch, clock, ...(auth ? { auth } : {}) }),
     },
-    { backend, serverUrl: URL, directory: "/work", ...ctx },
-  );
+    ctx: { serverUrl: URL, ...ctx },
+  });
   return { loop, backend, clock, server, out, logs };
 }
 

@@ -5,35 +5,13 @@
  */
 
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../lib/config.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { SessionLoop } from "../../lib/session/loop.ts";
-import { silentLogger } from "../../lib/sys/log.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
-import { createFakeBackend, type FakeBackend, withStatusPlace } from "../fakes/fake_backend.ts";
-import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
-import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import { createFakeBackend, withStatusPlace } from "../fakes/fake_backend.ts";
+import { createFakeClock } from "../fakes/fake_clock.ts";
+import { type LoopHarness, loopHarness } from "../helpers/loop_harness.ts";
 
-interface Harness {
-  loop: SessionLoop;
-  backend: FakeBackend;
-  clock: FakeClock;
-  out: OutMessage[];
-  store: ReturnType<typeof createMemoryStore>;
-  titles: string[];
-}
-
-function setup(flags: Record<string, unknown> = {}): Harness {
-  const config = resolveConfig({
-    env: () => undefined,
-    flags: {
-      idle_close_delay_ms: 1000,
-      min_pane_lifetime_ms: 1000,
-      close_grace_ms: 250,
-      poll_interval_ms: 2000,
-      ...flags,
-    },
-  });
+function setup(flags: Record<string, unknown> = {}): LoopHarness & { titles: string[] } {
   const clock = createFakeClock();
   const backend = createFakeBackend();
   const titles: string[] = [];
@@ -42,21 +20,19 @@ function setup(flags: Record<string, unknown> = {}): Harness {
     paneId,
     title,
   ) => (titles.push(`${clock.now()} ${paneId} ${title}`), setTitle(paneId, title));
-  const out: OutMessage[] = [];
-  const store = createMemoryStore();
-  const loop = new SessionLoop(
-    {
-      clock,
-      log: silentLogger,
-      emit: (m) => out.push(m),
-      config,
-      store,
-      processes: fakeProcesses(),
-      owner: "1:1",
+  const h = loopHarness({
+    flags: {
+      idle_close_delay_ms: 1000,
+      min_pane_lifetime_ms: 1000,
+      close_grace_ms: 250,
+      poll_interval_ms: 2000,
+      ...flags,
     },
-    { backend, serverUrl: "http://127.0.0.1:4096", directory: "/work" },
-  );
-  return { loop, backend, clock, out, store, titles };
+    clock,
+    backend,
+    deps: { owner: "1:1" },
+  });
+  return { ...h, titles };
 }
 
 const created = (id: string, title = `title of ${id}`, agent?: string) => ({

@@ -1,27 +1,17 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../lib/config.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { silentLogger } from "../../lib/sys/log.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { type LoopContext, SessionLoop } from "../../lib/session/loop.ts";
-import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
-import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
-import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
+import type { LoopContext } from "../../lib/session/loop.ts";
+import { createFakeBackend } from "../fakes/fake_backend.ts";
+import { type LoopHarness, loopHarness } from "../helpers/loop_harness.ts";
 import { validateSessionId as sid } from "../../lib/validate.ts";
 import { HOLD_SCRIPT } from "../../lib/session/pane_program.ts";
 
-interface Harness {
-  loop: SessionLoop;
-  backend: FakeBackend;
-  clock: FakeClock;
-  out: OutMessage[];
-  store: ReturnType<typeof createMemoryStore>;
-  processes: ReturnType<typeof fakeProcesses>;
-}
-
-function setup(overrides: Record<string, unknown> = {}, ctx: Partial<LoopContext> = {}): Harness {
-  const config = resolveConfig({
-    env: () => undefined,
+function setup(
+  overrides: Record<string, unknown> = {},
+  ctx: Partial<LoopContext> = {},
+): LoopHarness {
+  return loopHarness({
     flags: {
       idle_close_delay_ms: 1000,
       min_pane_lifetime_ms: 1000,
@@ -29,25 +19,8 @@ function setup(overrides: Record<string, unknown> = {}, ctx: Partial<LoopContext
       poll_interval_ms: 2000,
       ...overrides,
     },
+    ctx,
   });
-  const clock = createFakeClock();
-  const backend = createFakeBackend();
-  const out: OutMessage[] = [];
-  const store = createMemoryStore();
-  const processes = fakeProcesses();
-  const loop = new SessionLoop(
-    {
-      clock,
-      log: silentLogger,
-      emit: (m) => out.push(m),
-      config,
-      store,
-      processes,
-      owner: "4242:100",
-    },
-    { backend, serverUrl: "http://127.0.0.1:4096", directory: "/work", ...ctx },
-  );
-  return { loop, backend, clock, out, store, processes };
 }
 
 const created = (id: string, title = `title of ${id}`, parentId: string | null = "ses_parent") => ({

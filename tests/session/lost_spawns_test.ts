@@ -6,11 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../lib/config.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
-import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { SessionLoop } from "../../lib/session/loop.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
 import {
   isPending,
@@ -23,6 +20,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { validatePaneId, validateSessionId as sid } from "../../lib/validate.ts";
+import { loopHarness } from "../helpers/loop_harness.ts";
 
 const FIELDS = {
   sessionId: sid("ses_lost"),
@@ -132,27 +130,10 @@ Deno.test("resolveLostSpawn() on a backend without spawn tokens closes nothing a
 
 // ------------------------------------------------------------------------------ the loop
 
-function loopHarness() {
-  const config = resolveConfig({
-    env: () => undefined,
+function childLoop() {
+  const { loop, backend, clock, out, store } = loopHarness({
     flags: { close_grace_ms: 0, poll_interval_ms: 2000 },
   });
-  const clock = createFakeClock();
-  const backend = createFakeBackend();
-  const out: OutMessage[] = [];
-  const store = createMemoryStore();
-  const loop = new SessionLoop(
-    {
-      clock,
-      log: silentLogger,
-      emit: (m) => out.push(m),
-      config,
-      store,
-      processes: fakeProcesses(),
-      owner: "4242:100",
-    },
-    { backend, serverUrl: "http://127.0.0.1:4096", directory: "/work" },
-  );
   const child = (id: string) => {
     loop.handle({ kind: "created", info: { id: sid(id), title: id, parentId: sid("ses_parent") } });
     loop.handle({ kind: "status", sessionId: sid(id), status: "busy" });
@@ -161,7 +142,7 @@ function loopHarness() {
 }
 
 Deno.test("SessionLoop: a pane made after its spawn timed out is closed on the next watch tick", async () => {
-  const h = loopHarness();
+  const h = childLoop();
   const appear = h.backend.loseNextAnswer(true);
   h.child("ses_late");
   await h.clock.advance(10);
@@ -178,7 +159,7 @@ Deno.test("SessionLoop: a pane made after its spawn timed out is closed on the n
 });
 
 Deno.test("SessionLoop: a pane made after its spawn timed out is closed at shutdown, whatever close_on_exit", async () => {
-  const h = loopHarness();
+  const h = childLoop();
   const appear = h.backend.loseNextAnswer(true);
   h.child("ses_late");
   await h.clock.advance(10);
@@ -190,7 +171,7 @@ Deno.test("SessionLoop: a pane made after its spawn timed out is closed at shutd
 });
 
 Deno.test("SessionLoop: the pending record of a successful spawn is replaced by the pane's record", async () => {
-  const h = loopHarness();
+  const h = childLoop();
   h.child("ses_ok");
   await h.clock.advance(10);
   const records = [...h.store.records.values()];
