@@ -31,6 +31,7 @@ const SETS: Array<[string, string, string?]> = [
   ["bare (waits on stdin)", ""],
   ["+ spawn a process and a fetch (runtime features the bridge uses)", "", "spawn,fetch"],
   ["+ zod (imported, no schema built)", "zod"],
+  ["+ zod/mini instead (imported, no schema built)", "zod/mini", "zodjit"],
   [
     "+ one backend's config section (tmux: the first zod schema built)",
     "../backends/tmux/_traits.ts",
