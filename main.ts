@@ -5,6 +5,8 @@
  * @module
  */
 
+// First: zod's settings must be in place before any module builds a schema.
+import "./lib/sys/zod_jitless.ts";
 import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import denoConfig from "./deno.json" with { type: "json" };

@@ -1,15 +1,26 @@
 /**
- * Diagnostic (not part of `deno task bench`): where an idle bridge's memory goes. Starts a bare
- * process that waits on its stdin (`_rss_probe.ts`) after importing a set of muxbridge's modules,
- * under `deno run` and under `bun run`, and prints its settled RSS next to the bare process's, so
- * the cost of the runtime, of zod, of the bridge's own code and of what lazy loading leaves out
- * can be told apart. Three samples of each, the median printed.
+ * Diagnostic (not part of `deno task bench`): where an idle bridge's memory goes.
+ *
+ * Part 1 starts a bare process that waits on its stdin (`_rss_probe.ts`) after importing a set
+ * of muxbridge's modules, under `deno run` and under `bun run`, and prints its settled RSS next
+ * to the bare process's, so the cost of the runtime, of zod, of building zod schemas, of the
+ * bridge's own code and of what lazy loading leaves out can be told apart.
+ *
+ * Part 2 is the Bun binary, built as `deno task build:bun` builds it and with no JIT policy: an
+ * idle bridge (tmux backend, no session, on a private tmux server) under each, and with
+ * JavaScriptCore's JIT off (`BUN_JSC_useJIT=0`, a JavaScriptCore option Bun reads from the
+ * environment), which tells what the JIT costs an idle bridge.
+ *
+ * Three samples of each, the median printed.
  *
  * Run: `deno run -A bench/rss_modules.ts`
  *
  * @module
  */
 
+import { BUN_JIT_POLICY, compileArgv } from "../scripts/build_release.ts";
+import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
+import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import { DENO, pause, ROOT, sampleProc, stats } from "./_harness.ts";
 
 const PROBE = `${ROOT}bench/_rss_probe.ts`;
@@ -19,8 +30,19 @@ const BUN = `${ROOT}node_modules/.bin/bun`;
 const SETS: Array<[string, string, string?]> = [
   ["bare (waits on stdin)", ""],
   ["+ spawn a process and a fetch (runtime features the bridge uses)", "", "spawn,fetch"],
-  ["+ zod", "zod"],
-  ["+ lib/config.ts (zod schemas)", "../lib/config.ts"],
+  ["+ zod (imported, no schema built)", "zod"],
+  ["+ zod/mini instead (imported, no schema built)", "zod/mini", "zodjit"],
+  [
+    "+ one backend's config section (tmux: the first zod schema built)",
+    "../backends/tmux/_traits.ts",
+  ],
+  ["+ every backend's config section (the registry, backends/mod.ts)", "../backends/mod.ts"],
+  ["+ the config resolved (lib/config.ts, the registry's schema)", "./_rss_config.ts"],
+  [
+    "+ the config resolved, zod's generated parsers on (its default)",
+    "./_rss_config.ts",
+    "zodjit",
+  ],
   ["+ the bridge command and what it imports", "../lib/cli/commands/bridge.ts"],
   [
     "+ bridge command, tmux backend (what a bridge loads now)",
@@ -32,12 +54,13 @@ const SETS: Array<[string, string, string?]> = [
   ],
 ];
 
-async function rss(argv: string[]): Promise<number> {
+async function rss(argv: string[], env?: Record<string, string>): Promise<number> {
   const child = new Deno.Command(argv[0], {
     args: argv.slice(1),
+    ...(env ? { env } : {}),
     stdin: "piped",
     stdout: "piped",
-    stderr: "inherit",
+    stderr: "null",
   }).spawn();
   try {
     const reader = child.stdout.getReader();
@@ -50,6 +73,50 @@ async function rss(argv: string[]): Promise<number> {
     await child.stdin.close().catch(() => {});
     await child.status;
     await child.stdout.cancel().catch(() => {});
+  }
+}
+
+/** Part 2: the Bun binary's idle bridge with and without the JIT policy, and with no JIT. */
+async function bunBinary(): Promise<void> {
+  const server = await startTmuxServer();
+  const build = await Deno.makeTempDir({ prefix: "muxbridge-bench-jit-" });
+  try {
+    const dir = `${server.dir}/bridge`;
+    await Deno.mkdir(dir);
+    const env = await tmuxBridgeEnv(server, dir);
+    const compile = async (output: string, policy: boolean) => {
+      const argv = compileArgv({
+        tool: "bun",
+        target: null,
+        host: null,
+        entry: `${ROOT}main.ts`,
+        output,
+        bins: { deno: DENO, bun: BUN },
+      }).filter((a) => policy || a !== BUN_JIT_POLICY);
+      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" })
+        .output();
+      if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+      return output;
+    };
+    const bridge = ["bridge", "--url", "http://127.0.0.1:4096", "--dir", dir];
+    const withPolicy = await compile(`${build}/muxbridge`, true);
+    const without = await compile(`${build}/muxbridge-no-policy`, false);
+    const sides: Array<[string, string, Record<string, string>]> = [
+      [`as built (${BUN_JIT_POLICY})`, withPolicy, env],
+      ["no JIT policy", without, env],
+      ["no JIT policy, JIT off (BUN_JSC_useJIT=0)", without, { ...env, BUN_JSC_useJIT: "0" }],
+    ];
+    const samples = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+    for (let round = 0; round < 3; round++) {
+      for (const [label, bin, e] of sides) samples.get(label)!.push(await rss([bin, ...bridge], e));
+    }
+    for (const [label] of sides) {
+      const m = stats(samples.get(label)!).median;
+      console.log(`| Bun binary | idle bridge (tmux backend), ${label} | ${m.toFixed(1)} | |`);
+    }
+  } finally {
+    await Deno.remove(build, { recursive: true }).catch(() => {});
+    await server.close();
   }
 }
 
@@ -71,4 +138,5 @@ if (import.meta.main) {
       console.log(`| ${runtime} | ${label} | ${m.toFixed(1)} | ${over} |`);
     }
   }
+  await bunBinary();
 }

@@ -9,6 +9,7 @@ import { createRunner } from "../lib/sys/exec.ts";
 import {
   assetName,
   BUN_HOST_FLAGS,
+  BUN_JIT_POLICY,
   compileArgv,
   DENO_PERMISSIONS,
   sha256sums,
@@ -54,13 +55,14 @@ Deno.test("compileArgv() for deno grants the run-time permissions and names the 
   assert.deepEqual(DENO_PERMISSIONS, ["--allow-all"]);
 });
 
-Deno.test("compileArgv() for bun adds bytecode only for the host", () => {
+Deno.test("compileArgv() for bun adds bytecode only for the host, the JIT policy to every build", () => {
   const host = byName("linux-x64");
   const job = { tool: "bun" as const, host, entry: "main.ts", output: "o", bins };
   assert.deepEqual(compileArgv({ ...job, target: null }), [
     "/x/bun",
     "build",
     "--compile",
+    BUN_JIT_POLICY,
     ...BUN_HOST_FLAGS,
     "main.ts",
     "--outfile",
@@ -70,6 +72,7 @@ Deno.test("compileArgv() for bun adds bytecode only for the host", () => {
     "/x/bun",
     "build",
     "--compile",
+    BUN_JIT_POLICY,
     ...BUN_HOST_FLAGS,
     "--target=bun-linux-x64",
     "main.ts",
@@ -80,6 +83,7 @@ Deno.test("compileArgv() for bun adds bytecode only for the host", () => {
     "/x/bun",
     "build",
     "--compile",
+    BUN_JIT_POLICY,
     "--target=bun-windows-x64",
     "main.ts",
     "--outfile",

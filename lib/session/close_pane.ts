@@ -147,7 +147,15 @@ export async function closePane(
   if (last !== null) {
     // A program that already ended was not killed, even if the kill still found its pane.
     const ran = recorded ? processes!.alive(recorded.pid) : true;
-    killed = !(await unlessGone(() => backend.kill(paneId))) && ran;
+    const killing = unlessGone(() => backend.kill(paneId));
+    // A recorded program that ended before the kill can leave nothing behind later than now: a
+    // process group or session with no live member gains none (only a member can fork into it).
+    // So it is looked for while the kill runs, not after it (the kill's process is started by
+    // now): one scan of the process table off the close's critical path.
+    if (recorded && !ran && survivorsOf(processes!, recorded.pid, recorded.start).length === 0) {
+      program = undefined;
+    }
+    killed = !(await killing) && ran;
     const verified = backend.capabilities.killVerifies ||
       await waitFor(clock, async () => (await backend.inspect(paneId)) === null, {
         deadline: clock.now() + (options.verifyMs ?? 2000),
@@ -165,6 +173,24 @@ export async function closePane(
     }
   }
   return { alreadyGone: false, killed, programTerminated: await survivor() };
+}
+
+/**
+ * What is left of a pane program: the live processes of the group and session it leads, itself
+ * included while it runs; none when `pid` now belongs to a later process (its start stamp
+ * differs from `start`), whose group is not the program's.
+ *
+ * @param processes The process seam.
+ * @param pid The program's pid.
+ * @param start The program's start stamp when it was known good; undefined: no check possible.
+ * @returns The pids to end, or none.
+ */
+function survivorsOf(processes: Processes, pid: number, start?: string): number[] {
+  if (!Number.isInteger(pid) || pid <= 1) return [];
+  // A reused pid could only lead a group once the old one ended: the leader is checked first.
+  if (processes.alive(pid) && !sameProcess(processes, pid, start)) return [];
+  const members = processes.members(pid);
+  return members.includes(pid) && !sameProcess(processes, pid, start) ? [] : members;
 }
 
 /**
@@ -195,13 +221,7 @@ export async function terminateSurvivor(
   start?: string,
 ): Promise<boolean> {
   if (!Number.isInteger(pid) || pid <= 1) return false;
-  const leaderAlive = processes.alive(pid);
-  if (leaderAlive && !sameProcess(processes, pid, start)) return false; // reused pid
-  const survivors = () => {
-    const members = processes.members(pid);
-    // A reused pid could only lead a group once the old one ended: re-check the leader.
-    return members.includes(pid) && !sameProcess(processes, pid, start) ? [] : members;
-  };
+  const survivors = () => survivorsOf(processes, pid, start);
   const ended = (ms: number) =>
     waitFor(clock, () => survivors().length === 0, {
       deadline: clock.now() + ms,

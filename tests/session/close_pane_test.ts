@@ -207,3 +207,59 @@ Deno.test("closePane() notices a kill that silently does nothing and reports clo
   assert.ok(backend.log.includes(`kill ${paneId}`), "the kill was sent");
   assert.ok(backend.panes.has(paneId), "the pane is still there, and said so");
 });
+
+/**
+ * A pane whose recorded program (`pid`, start "100") ends on the interrupt while the pane stays
+ * until the kill, with the order of the kill and of each process-table scan logged in `order`.
+ */
+async function recordedPane(pid: number) {
+  const { backend, paneId } = await paneWithPid(pid);
+  const processes = fakeProcesses([pid]);
+  const order: string[] = [];
+  const interrupt = backend.interrupt.bind(backend);
+  backend.interrupt = async (id, signal) => {
+    await interrupt(id, signal);
+    processes.living.delete(pid); // the program exits on Ctrl+C
+  };
+  const kill = backend.kill.bind(backend);
+  backend.kill = (id, signal) => {
+    order.push("kill started");
+    const done = kill(id, signal);
+    return done.then(() => void order.push("kill answered"));
+  };
+  const members = processes.members;
+  processes.members = (leader) => (order.push("scan"), members(leader));
+  const signal = processes.signal.bind(processes);
+  processes.signal = (p, sig, group) => (order.push(sig), signal(p, sig, group));
+  return { backend, paneId, processes, order };
+}
+
+Deno.test("closePane() looks for what an ended program left while the kill runs, not after it", async () => {
+  const clock = createFakeClock();
+  const { backend, paneId, processes, order } = await recordedPane(1500);
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 250, clock, processes, pid: 1500, pidStart: "100" }),
+  );
+  assert.deepEqual(result, { alreadyGone: false, killed: false, programTerminated: false });
+  // One scan, once the kill's call was made and before its answer; none after it.
+  assert.deepEqual(order, ["kill started", "scan", "kill answered"]);
+  assert.ok(!backend.panes.has(paneId));
+});
+
+Deno.test("closePane() still ends what an ended program left in its group, after the kill", async () => {
+  const clock = createFakeClock();
+  const { backend, paneId, processes, order } = await recordedPane(1600);
+  processes.living.add(1601); // a child the program started, left running
+  processes.leaders.set(1601, 1600);
+  processes.ignores.set(1601, new Set(["SIGHUP"]));
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 250, clock, processes, pid: 1600, pidStart: "100" }),
+  );
+  assert.deepEqual(result, { alreadyGone: false, killed: false, programTerminated: true });
+  // Found while the kill ran, then ended the usual way once the pane was gone.
+  assert.deepEqual(order.slice(0, 3), ["kill started", "scan", "kill answered"]);
+  assert.ok(order.indexOf("SIGTERM") > order.indexOf("kill answered"));
+  assert.deepEqual([...processes.living], []);
+});
