@@ -11,7 +11,7 @@ import type { Backend } from "../lib/backend/backend.ts";
 import { createRealClock, sleep } from "../lib/sys/clock.ts";
 import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
-import { validateSessionId } from "../lib/validate.ts";
+import { validateSessionId } from "../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

@@ -7,7 +7,7 @@
  */
 
 import { BACKENDS } from "../backends/mod.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../lib/config/config.ts";
 
 /** The config, resolved at import. */
 export const resolved: unknown = resolveConfig({ backends: BACKENDS, env: () => undefined });

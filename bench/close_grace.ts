@@ -17,7 +17,7 @@ import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
 import { benchBackend } from "./pane_tmux.ts";
-import { validateSessionId } from "../lib/validate.ts";
+import { validateSessionId } from "../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

@@ -31,7 +31,7 @@ import { closePane } from "../lib/session/close_pane.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { startTmuxServer, type TmuxServer } from "../tests/helpers/tmux_server.ts";
 import { ms, ratio, type Row, stats, table } from "./_harness.ts";
-import { validateSessionId } from "../lib/validate.ts";
+import { validateSessionId } from "../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

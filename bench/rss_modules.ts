@@ -37,7 +37,7 @@ const SETS: Array<[string, string, string?]> = [
     "../backends/tmux/_traits.ts",
   ],
   ["+ every backend's config section (the registry, backends/mod.ts)", "../backends/mod.ts"],
-  ["+ the config resolved (lib/config.ts, the registry's schema)", "./_rss_config.ts"],
+  ["+ the config resolved (lib/config/config.ts, the registry's schema)", "./_rss_config.ts"],
   [
     "+ the config resolved, zod's generated parsers on (its default)",
     "./_rss_config.ts",

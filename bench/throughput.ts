@@ -17,7 +17,7 @@
  */
 
 import { type BridgeIO, runBridge } from "../lib/bridge/bridge.ts";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../lib/config/config.ts";
 import { silentLogger } from "../lib/sys/log.ts";
 import { createFakeBackend } from "../tests/fakes/fake_backend.ts";
 import { createFakeClock } from "../tests/fakes/fake_clock.ts";

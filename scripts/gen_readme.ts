@@ -10,8 +10,8 @@
  */
 
 import { BACKENDS } from "../backends/mod.ts";
-import { configJsonSchema } from "../lib/config.ts";
-import { precedence } from "../lib/identity.ts";
+import { configJsonSchema } from "../lib/config/config.ts";
+import { precedence } from "../lib/backend/identity.ts";
 import { COMMANDS } from "../lib/cli/commands/mod.ts";
 import { ERROR_CODES } from "../lib/sys/errors.ts";
 import { readmeBlocks, replaceBlock } from "./_readme_blocks.ts";

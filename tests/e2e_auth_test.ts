@@ -56,7 +56,7 @@ import { recordedLaunches, writeStandIn } from "./helpers/stand_in.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
 import { requirement, requires } from "./helpers/requires.ts";
-import { validateSessionId } from "../lib/validate.ts";
+import { validateSessionId } from "../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

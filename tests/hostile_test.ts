@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { escapeFormat, escapeTitle } from "../backends/tmux/_parse.ts";
-import { cleanTitle, SESSION_ID } from "../lib/validate.ts";
+import { cleanTitle, SESSION_ID } from "../lib/sys/validate.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { createRandom, hostileString } from "./helpers/hostile.ts";

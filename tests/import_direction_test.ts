@@ -1,9 +1,9 @@
 /**
  * The floors of `lib/`, read top-down, and the rule that every import runs down or stays in its
- * own group: `cli → bridge → session | select_backend → opencode | backend | install → config →
- * shared values → sys`. Each folder's `mod.ts` says the same in words; this test reads every
+ * own group: `cli → bridge → session | backend/select.ts → opencode | backend | install → config
+ * → sys`. Each folder's `mod.ts` says the same in words; this test reads every
  * import statement of every `lib/` source file (doc examples aside) and fails on one that runs
- * back up. Choosing a backend (`lib/select_backend.ts`) sits beside the session core, not in it:
+ * back up. Choosing a backend (`lib/backend/select.ts`) sits beside the session core, not in it:
  * the core is handed a backend, and only the bridge and the CLI choose one.
  */
 
@@ -15,31 +15,17 @@ const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), ".."));
 
 /**
  * Every group of `lib/` with its floor, top first. A file belongs to the group whose path is its
- * longest match. A new folder or top-level file of `lib/` is placed here.
+ * longest match. A new folder of `lib/` is placed here; `lib/` itself holds folders only.
  */
 const GROUPS: ReadonlyArray<{ group: string; floor: number; paths: readonly string[] }> = [
   { group: "cli", floor: 6, paths: ["lib/cli/"] },
   { group: "bridge", floor: 5, paths: ["lib/bridge/"] },
   { group: "session", floor: 4, paths: ["lib/session/"] },
   { group: "opencode", floor: 3, paths: ["lib/opencode/"] },
-  { group: "select", floor: 4, paths: ["lib/select_backend.ts"] },
+  { group: "select", floor: 4, paths: ["lib/backend/select.ts"] },
   { group: "backend", floor: 3, paths: ["lib/backend/"] },
   { group: "install", floor: 3, paths: ["lib/install/"] },
-  {
-    group: "config",
-    floor: 2,
-    paths: [
-      "lib/config.ts",
-      "lib/config_section.ts",
-      "lib/removed_keys.ts",
-      "lib/hello_forbidden.ts",
-    ],
-  },
-  {
-    group: "values",
-    floor: 1,
-    paths: ["lib/validate.ts", "lib/identity.ts", "lib/spawn_token.ts", "lib/describe_issues.ts"],
-  },
+  { group: "config", floor: 1, paths: ["lib/config/"] },
   { group: "sys", floor: 0, paths: ["lib/sys/"] },
 ];
 
@@ -47,12 +33,12 @@ const GROUPS: ReadonlyArray<{ group: string; floor: number; paths: readonly stri
 const ONLY: ReadonlyArray<{ from: string; to: readonly string[]; why: string }> = [
   {
     from: "lib/session/machine/",
-    to: ["lib/session/machine/", "lib/session/events.ts", "lib/validate.ts"],
+    to: ["lib/session/machine/", "lib/session/events.ts", "lib/sys/validate.ts"],
     why: "the machine is pure: no I/O, no clock, no backend",
   },
   {
     from: "lib/session/events.ts",
-    to: ["lib/validate.ts"],
+    to: ["lib/sys/validate.ts"],
     why: "the core's events are plain data",
   },
 ];
@@ -149,4 +135,8 @@ Deno.test("the import reader sees multi-line imports and skips doc examples", ()
   assert.ok(importsOf("lib/session/mod.ts").includes("lib/session/loop.ts"), "a re-export");
   // Its doc example imports the file itself; the file does not.
   assert.ok(!importsOf("lib/session/serial_queue.ts").includes("lib/session/serial_queue.ts"));
+});
+
+Deno.test("lib/ holds folders only: every file lives in the folder of its concern", () => {
+  assert.deepEqual(readdirSync(join(ROOT, "lib")).filter((n) => n.endsWith(".ts")), []);
 });

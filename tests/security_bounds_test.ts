@@ -7,11 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { resolveConfig } from "../lib/config.ts";
+import { resolveConfig } from "../lib/config/config.ts";
 import { parseLine } from "../lib/bridge/protocol.ts";
 import { loopHarness } from "./helpers/loop_harness.ts";
 import { runCli } from "./helpers/cli_process.ts";
-import { validateSessionId } from "../lib/validate.ts";
+import { validateSessionId } from "../lib/sys/validate.ts";
 
 const created = (info: Record<string, unknown>) =>
   JSON.stringify({ type: "session.created", properties: { sessionID: info.id, info } });

@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { resolveConfig, stateDir } from "../lib/config.ts";
+import { resolveConfig, stateDir } from "../lib/config/config.ts";
 import { createPaneStore, type PaneRecordInput } from "../lib/session/pane_store.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { runCli } from "./helpers/cli_process.ts";

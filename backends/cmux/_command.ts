@@ -10,7 +10,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { CmuxConfig } from "./_traits.ts";
 import { type ErrorCode, MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 import { parseErrorLine } from "./_parse.ts";
 
 /**

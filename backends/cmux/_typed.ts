@@ -8,7 +8,7 @@
 
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
-import { hasUnsafeChars } from "../../lib/validate.ts";
+import { hasUnsafeChars } from "../../lib/sys/validate.ts";
 
 /**
  * Builds ` cd '<dir>' && exec '<prog>' '<arg>' …`, every value single-quoted once by

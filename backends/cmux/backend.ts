@@ -29,7 +29,12 @@ import type {
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
-import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { cmuxError, createCmuxCommand, SOCKET_HINT } from "./_command.ts";
 import {
   type CmuxSurface,
@@ -73,7 +78,7 @@ function locate(tree: readonly CmuxWorkspace[], id: string): Located | undefined
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { CmuxConfig } from "./_traits.ts";
  * import { createCmuxBackend } from "./backend.ts";
  *

@@ -18,7 +18,7 @@
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { PaneState, PaneStatus } from "../../lib/backend/pane_status.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
-import type { PaneId, SessionId } from "../../lib/validate.ts";
+import type { PaneId, SessionId } from "../../lib/sys/validate.ts";
 import type { HerdrApi, HerdrOp } from "./_api.ts";
 import type { HerdrConfig } from "./_traits.ts";
 

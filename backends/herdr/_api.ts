@@ -32,7 +32,7 @@ import { keepSuccess } from "../../lib/backend/_keep_success.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
-import type { Layer } from "../../lib/identity.ts";
+import type { Layer } from "../../lib/backend/identity.ts";
 import { apiError, createHerdrCommand, type HerdrCommand, herdrError } from "./_command.ts";
 import {
   OkSchema,

@@ -16,8 +16,8 @@ import {
   MuxError,
   type MuxErrorOptions,
 } from "../../lib/sys/errors.ts";
-import type { Layer } from "../../lib/identity.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import type { Layer } from "../../lib/backend/identity.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /**

@@ -13,7 +13,7 @@ import { z } from "zod";
 import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
-import type { PaneId } from "../../lib/validate.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { HERDR_GATE } from "./_traits.ts";
 
 /**

@@ -18,7 +18,7 @@ import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { HerdrConfig } from "./_traits.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
-import type { Layer } from "../../lib/identity.ts";
+import type { Layer } from "../../lib/backend/identity.ts";
 import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/sys/unix_request.ts";
 import type { HerdrApiError } from "./_parse.ts";
 import { WireReplySchema } from "./_parse.ts";

@@ -42,7 +42,7 @@ import type {
   SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
-import type { LayoutName } from "../../lib/config.ts";
+import type { LayoutName } from "../../lib/config/config.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import {
@@ -51,7 +51,7 @@ import {
   validateDirectory,
   validateTarget,
   validateText,
-} from "../../lib/validate.ts";
+} from "../../lib/sys/validate.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import { createAgentReporter } from "./_agent.ts";
 import { createHerdrApi } from "./_api.ts";
@@ -70,7 +70,7 @@ import {
   HERDR_MIN_VERSION,
   type HerdrConfig,
 } from "./_traits.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
 const checkToken = (token: string) => (tokenMarker(token), token);
@@ -133,7 +133,7 @@ const ANCHOR_HINT =
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { HerdrConfig } from "./_traits.ts";
  * import { createHerdrBackend } from "./backend.ts";
  *

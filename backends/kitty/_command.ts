@@ -11,7 +11,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 import { KITTY_GATE, type KittyConfig } from "./_traits.ts";
 
 /** What to do when remote control cannot be reached. */

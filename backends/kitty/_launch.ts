@@ -19,7 +19,7 @@
 
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
 
 /** The token, checked (tokenMarker throws for anything else). */
 const checkToken = (token: string) => (tokenMarker(token), token);

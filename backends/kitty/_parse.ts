@@ -12,8 +12,8 @@ import { z } from "zod";
 import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import { cut, MuxError } from "../../lib/sys/errors.ts";
-import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
-import type { PaneId } from "../../lib/validate.ts";
+import { SPAWN_TOKEN, SPAWN_TOKEN_VAR } from "../../lib/backend/spawn_token.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { KITTY_GATE } from "./_traits.ts";
 
 /** `launch --var` and `ls` `user_vars` (ownership marks) arrived in 0.30.0 (§6). */

@@ -25,7 +25,7 @@ import type {
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { waitFor } from "../../lib/sys/clock.ts";
-import type { LayoutName } from "../../lib/config.ts";
+import type { LayoutName } from "../../lib/config/config.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
@@ -39,7 +39,7 @@ import {
   SESSION_ID,
   validateDirectory,
   validateTarget,
-} from "../../lib/validate.ts";
+} from "../../lib/sys/validate.ts";
 import { createKittyCommand, type KittyProgram, REMOTE_CONTROL_HINT } from "./_command.ts";
 import { launchArgs, MARK_OWNER, MARK_SESSION } from "./_launch.ts";
 import {
@@ -101,7 +101,7 @@ function toInfo(window: KittyWindow): PaneInfo {
  * @example Open a window next to the one muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { KittyConfig } from "./_traits.ts";
  * import { createKittyBackend } from "./backend.ts";
  *

@@ -32,7 +32,12 @@ import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
-import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { createProviderClient, type ProviderClient, type ProviderInfo } from "./_client.ts";
 import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
 import { PROVIDER_PROTOCOL_VERSION, type ProviderConfig } from "./_traits.ts";
@@ -85,7 +90,7 @@ function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { ProviderConfig } from "./_traits.ts";
  * import { createProviderBackend } from "./backend.ts";
  *

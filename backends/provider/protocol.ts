@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import { LAYOUTS } from "../../lib/config.ts";
+import { LAYOUTS } from "../../lib/config/config.ts";
 import { PROVIDER_PROTOCOL_VERSION } from "./_traits.ts";
 
 export { PROVIDER_PROTOCOL_VERSION };

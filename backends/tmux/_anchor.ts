@@ -12,7 +12,7 @@
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 import { type TmuxCommand, tmuxError } from "./_command.ts";
 import { sessionListing } from "./_open.ts";
 import { PANE_FORMAT, PANE_ID, parsePaneRows } from "./_parse.ts";

@@ -20,7 +20,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 
 /** One tmux command: its name and arguments, unescaped. */
 export type TmuxArgs = readonly string[];

@@ -13,7 +13,7 @@
  */
 
 import semver from "semver";
-import type { LayoutName } from "../../lib/config.ts";
+import type { LayoutName } from "../../lib/config/config.ts";
 import { type PaneRow, parseTmuxVersion } from "./_parse.ts";
 
 /**

@@ -19,7 +19,7 @@
  * @module
  */
 
-import type { PaneId } from "../../lib/validate.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { commandLine, type TmuxArgs } from "./_command.ts";
 import type { AddedPane } from "./_layout.ts";
 import { PANE_FORMAT, parseSpawnLine, RS, SPAWN_FORMAT } from "./_parse.ts";

@@ -8,7 +8,7 @@
 
 import { columnHeightWithOneMore, tiledCell } from "./_layout.ts";
 import type { PaneRow } from "./_parse.ts";
-import { SESSION_ID } from "../../lib/validate.ts";
+import { SESSION_ID } from "../../lib/sys/validate.ts";
 
 /**
  * The smallest pane muxbridge makes by splitting: below this an OpenCode TUI shows little more

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { PaneId } from "../../lib/validate.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";

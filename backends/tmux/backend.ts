@@ -27,8 +27,13 @@ import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { shArgv } from "../../lib/sys/shell_quote.ts";
-import { tokenArgv, tokenMarker } from "../../lib/spawn_token.ts";
-import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { tokenArgv, tokenMarker } from "../../lib/backend/spawn_token.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { ANCHOR_HINT, createAnchor } from "./_anchor.ts";
 import { commandLine, createTmuxCommand, redactArgs, tmuxError } from "./_command.ts";
 import { planLayout } from "./_layout.ts";
@@ -116,7 +121,7 @@ function statusOption(status: PaneStatus | undefined): Array<[string, string]> {
  * @example Open a pane next to the pane muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { TmuxConfig } from "./_traits.ts";
  * import { createTmuxBackend } from "./backend.ts";
  *

@@ -17,8 +17,8 @@ import type { WeztermConfig } from "./_traits.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/spawn_token.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 import { classifyWeztermFailure, weztermMessage } from "./_parse.ts";
 
 /** What to do when there is no pane to split. */

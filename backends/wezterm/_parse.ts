@@ -10,7 +10,7 @@ import { checkPaneId } from "../../lib/backend/_pane_id.ts";
 import { readVersion } from "../../lib/backend/_version_gate.ts";
 import type { Version } from "../../lib/backend/backend.ts";
 import { parseJson, unparseableOutput } from "../../lib/sys/parse_output.ts";
-import type { PaneId } from "../../lib/validate.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { WEZTERM_GATE } from "./_traits.ts";
 
 /** A pane id as wezterm prints it (a `u64`). */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { LayoutName } from "../../lib/config.ts";
+import type { LayoutName } from "../../lib/config/config.ts";
 import type { WeztermPane } from "./_parse.ts";
 
 /** Where a new pane splits, and how big it is. */

@@ -49,8 +49,13 @@ import {
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import { ENVIRON_READABLE, sessionLeaders } from "../../lib/sys/processes.ts";
-import { SPAWN_TOKEN_VAR } from "../../lib/spawn_token.ts";
-import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { SPAWN_TOKEN_VAR } from "../../lib/backend/spawn_token.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { weztermDoctor } from "./_doctor.ts";
 import { splitPlan } from "./_place.ts";
 import {
@@ -104,7 +109,7 @@ function toInfo(pane: WeztermPane, pid?: number): PaneInfo {
  * @example
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { WeztermConfig } from "./_traits.ts";
  * import { createWeztermBackend } from "./backend.ts";
  *

@@ -10,7 +10,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { ZellijConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/validate.ts";
+import { validateTarget } from "../../lib/sys/validate.ts";
 
 /**
  * Tells a session problem from any other failure. Evidence (§1, zellij

@@ -39,8 +39,13 @@ import type {
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
-import { carriesToken, tokenArgv } from "../../lib/spawn_token.ts";
-import { cleanTitle, type PaneId, validateDirectory, validateTarget } from "../../lib/validate.ts";
+import { carriesToken, tokenArgv } from "../../lib/backend/spawn_token.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { createZellijCommand, zellijError } from "./_command.ts";
 import { parseNewPaneId, parsePaneList, type ZellijPane, zellijPaneId } from "./_parse.ts";
 import {
@@ -87,7 +92,7 @@ const ANCHOR_HINT =
  * @example Open a pane in the tab muxbridge runs in
  * ```ts
  * import type { BackendDeps } from "../../lib/backend/backend.ts";
- * import { validateSessionId } from "../../lib/validate.ts";
+ * import { validateSessionId } from "../../lib/sys/validate.ts";
  * import type { ZellijConfig } from "./_traits.ts";
  * import { createZellijBackend } from "./backend.ts";
  *

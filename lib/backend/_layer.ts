@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Layer } from "../identity.ts";
+import type { Layer } from "./identity.ts";
 
 /** A layer's fields, any of the optional ones possibly undefined. */
 export type LayerFields = { [K in keyof Layer]: Layer[K] | undefined } & {

@@ -6,7 +6,7 @@
  */
 
 import { MuxError } from "../sys/errors.ts";
-import { type PaneId, validatePaneId } from "../validate.ts";
+import { type PaneId, validatePaneId } from "../sys/validate.ts";
 
 /**
  * Makes a pane id in the backend's own form: a safe pane id (`validatePaneId`: no flag, no

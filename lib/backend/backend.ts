@@ -8,7 +8,7 @@
  *   (`_command_failed.ts`);
  * - ids arrive checked (`SessionId`, `PaneId`, made where the input entered); a backend checks
  *   only that a pane id has its own form (`_pane_id.ts`), and every other value (a directory, a
- *   socket, a title) passes `lib/validate.ts` before it reaches argv;
+ *   socket, a title) passes `lib/sys/validate.ts` before it reaches argv;
  * - "the pane does not exist" is a `MuxError` coded `pane_not_found` (from `interrupt`, `kill`,
  *   `setTitle`) or `null` (from `inspect`), decided from evidence the backend's document under
  *   `docs/backends/` records;
@@ -19,12 +19,12 @@
 
 import type { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
-import type { Config, LayoutName } from "../config.ts";
-import type { ConfigSection, SectionSchema } from "../config_section.ts";
+import type { Config, LayoutName } from "../config/config.ts";
+import type { ConfigSection, SectionSchema } from "../config/section.ts";
 import type { Runner } from "../sys/exec.ts";
-import type { EnvLookup, Identity, Layer } from "../identity.ts";
+import type { EnvLookup, Identity, Layer } from "./identity.ts";
 import type { Logger } from "../sys/log.ts";
-import type { PaneId, SessionId } from "../validate.ts";
+import type { PaneId, SessionId } from "../sys/validate.ts";
 import type { SpawnStatus, StatusPlace } from "./pane_status.ts";
 
 /**

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Backend, BackendDeps, BackendModule } from "./backend.ts";
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { PaneId, SessionId } from "../validate.ts";
+import type { PaneId, SessionId } from "../sys/validate.ts";
 
 /** The states a pane can show. */
 export const PANE_STATES = ["unknown", "busy", "retry", "idle", "error", "failed"] as const;

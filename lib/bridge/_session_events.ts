@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import { describeIssues } from "../describe_issues.ts";
+import { describeIssues } from "../config/describe_issues.ts";
 import { toMuxError } from "../sys/errors.ts";
 import {
   isSessionId,
@@ -15,7 +15,7 @@ import {
   SESSION_ID,
   type SessionId,
   validateSessionId,
-} from "../validate.ts";
+} from "../sys/validate.ts";
 import type { Inbound } from "./protocol.ts";
 
 /**

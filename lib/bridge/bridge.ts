@@ -15,7 +15,7 @@ import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import { type HeldCredentials, helloCredentials, startCredentials } from "./_credentials.ts";
 import type { Backend } from "../backend/backend.ts";
 import type { CleanupReport } from "../session/cleanup.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { toMuxError } from "../sys/errors.ts";
 import { readLineBatches } from "../sys/line_reader.ts";
 import type { Logger } from "../sys/log.ts";
@@ -27,10 +27,10 @@ import {
   parseLine,
   PROTOCOL_VERSION,
 } from "./protocol.ts";
-import type { Selection } from "../select_backend.ts";
+import type { Selection } from "../backend/select.ts";
 import { type LoopContext, SessionLoop, type SessionLoopDeps } from "../session/loop.ts";
 import type { BridgeIO } from "../sys/stdio.ts";
-import { normalizeServerUrl, validateDirectory } from "../validate.ts";
+import { normalizeServerUrl, validateDirectory } from "../sys/validate.ts";
 
 export type { BridgeIO } from "../sys/stdio.ts";
 

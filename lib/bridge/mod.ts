@@ -5,7 +5,7 @@
  * server (`_credentials.ts`).
  *
  * May import: `lib/session/` (the loop and its event types), `lib/opencode/`, the backend
- * contract and `lib/select_backend.ts`, `lib/config.ts`, the shared values and `lib/sys/`.
+ * contract and `lib/backend/select.ts`, `lib/config/` and `lib/sys/`.
  * Never `lib/cli/` or `backends/`. `tests/import_direction_test.ts` keeps it so.
  *
  * @module

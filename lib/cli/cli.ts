@@ -6,7 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { LOG_LEVELS } from "../config.ts";
+import { LOG_LEVELS } from "../config/config.ts";
 import { MuxError } from "../sys/errors.ts";
 import type { Command, Invocation } from "./commands/_command.ts";
 

@@ -14,7 +14,7 @@
 
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { EnvLookup } from "../identity.ts";
+import type { EnvLookup } from "../sys/env.ts";
 import { MuxError } from "../sys/errors.ts";
 import type { Files } from "./files.ts";
 import { type JsoncNode, parseJsonc, plain, removeItems } from "./jsonc.ts";

@@ -10,7 +10,7 @@
  */
 
 import { join } from "node:path";
-import type { EnvLookup } from "../identity.ts";
+import type { EnvLookup } from "../sys/env.ts";
 import { MuxError } from "../sys/errors.ts";
 
 /** The paths muxbridge's OpenCode integration uses for one user. */

@@ -5,8 +5,7 @@
  * does not need to change (`jsonc.ts`), the file seam (`files.ts`) and how this binary runs
  * itself (`self_command.ts`, `find_on_path.ts`).
  *
- * May import: the shared values (`lib/identity.ts`) and `lib/sys/` only; the CLI commands run
- * its plans. `tests/import_direction_test.ts` keeps it so.
+ * May import: `lib/sys/` only; the CLI commands run its plans. `tests/import_direction_test.ts` keeps it so.
  *
  * @module
  */

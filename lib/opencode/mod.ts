@@ -5,7 +5,7 @@
  * `attach` muxbridge can use (`version.ts`). What these rely on in OpenCode is in
  * `docs/opencode.md`.
  *
- * May import: `lib/sys/` and the shared values only. It knows nothing of sessions' panes,
+ * May import: `lib/sys/` only. It knows nothing of sessions' panes,
  * backends, the bridge or the CLI. `tests/import_direction_test.ts` keeps it so.
  *
  * @module

@@ -10,7 +10,7 @@ import type { Backend, PaneInfo } from "../backend/backend.ts";
 import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
 import { type Processes, sameProcess } from "../sys/processes.ts";
-import type { PaneId } from "../validate.ts";
+import type { PaneId } from "../sys/validate.ts";
 
 /** Options of {@linkcode closePane}. */
 export interface ClosePaneOptions {

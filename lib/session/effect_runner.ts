@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { SessionId } from "../validate.ts";
+import type { SessionId } from "../sys/validate.ts";
 import { LayoutDebouncer } from "./layout_debouncer.ts";
 import { sweepLostSpawns } from "./lost_spawns.ts";
 import type { Effect, MachineEvent } from "./machine/mod.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { SessionId } from "../validate.ts";
+import type { SessionId } from "../sys/validate.ts";
 
 /** Why a pane closed. */
 export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;

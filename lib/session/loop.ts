@@ -11,11 +11,11 @@
  * @module
  */
 
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import { originOf } from "../opencode/origin.ts";
 import { StatusPoller } from "../opencode/status_poller.ts";
-import { agentOf, cleanTitle, type SessionId } from "../validate.ts";
+import { agentOf, cleanTitle, type SessionId } from "../sys/validate.ts";
 import { EffectRunner } from "./effect_runner.ts";
 import type { LoopInput } from "./events.ts";
 import { describeConfigChange, machineConfig } from "./loop_config.ts";

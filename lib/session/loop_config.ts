@@ -11,7 +11,7 @@
  */
 
 import type { Backend } from "../backend/backend.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { compileGlob } from "../sys/glob.ts";
 import { type MachineConfig, STATUS_INTERVAL_MS } from "./machine/mod.ts";
 
@@ -79,7 +79,7 @@ const NEW_PANES = "for new panes (open panes keep their backend)";
  *
  * @example
  * ```ts
- * import { resolveConfig } from "../config.ts";
+ * import { resolveConfig } from "../config/config.ts";
  * import { describeConfigChange } from "./loop_config.ts";
  * const before = resolveConfig({ env: () => undefined });
  * const after = { ...before, layout: "tiled" as const, idle_close_delay_ms: 9000 };

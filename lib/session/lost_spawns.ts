@@ -24,8 +24,8 @@ import type { Clock } from "../sys/clock.ts";
 import { type ErrorCode, isMuxError, toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";
-import { newSpawnToken } from "../spawn_token.ts";
-import { validatePaneId } from "../validate.ts";
+import { newSpawnToken } from "../backend/spawn_token.ts";
+import { validatePaneId } from "../sys/validate.ts";
 import { closePane } from "./close_pane.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 

@@ -14,10 +14,10 @@
  * - `close_pane.ts`, `lost_spawns.ts`, `pane_store.ts`, `cleanup.ts`: closing, spawning and
  *   recording panes, shared with `muxbridge close`, `spawn`, `list` and `cleanup`.
  *
- * May import: `lib/opencode/`, the backend contract (`lib/backend/`), `lib/config.ts`, the
- * shared values (`lib/validate.ts`, `lib/identity.ts`, `lib/spawn_token.ts`) and `lib/sys/`.
+ * May import: `lib/opencode/`, the backend contract (`lib/backend/`, with its spawn token),
+ * `lib/config/` and `lib/sys/`.
  * Never `lib/bridge/` or `lib/cli/` (the bridge speaks the wire, the core does not), never
- * `lib/select_backend.ts` (the core is handed a backend; the bridge and the CLI choose it), never
+ * `lib/backend/select.ts` (the core is handed a backend; the bridge and the CLI choose it), never
  * `backends/` (the registry is wiring).
  * `machine/` imports only `events.ts` and the id types. `tests/import_direction_test.ts` keeps
  * it so.

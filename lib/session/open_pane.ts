@@ -9,10 +9,10 @@
 import type { SpawnRequest } from "../backend/backend.ts";
 import { attachArgv, attachEnv } from "../opencode/attach.ts";
 import { waitUntilReady } from "../opencode/readiness.ts";
-import { newSpawnToken } from "../spawn_token.ts";
+import { newSpawnToken } from "../backend/spawn_token.ts";
 import { type MuxError, toMuxError } from "../sys/errors.ts";
 import type { Processes } from "../sys/processes.ts";
-import { validateDirectory } from "../validate.ts";
+import { validateDirectory } from "../sys/validate.ts";
 import type { SkipReason } from "./events.ts";
 import { type LostSpawn, spawnRecorded } from "./lost_spawns.ts";
 import { type MachineEvent, type SessionRecord, viewOf } from "./machine/mod.ts";

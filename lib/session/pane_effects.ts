@@ -8,7 +8,7 @@
  */
 
 import { toMuxError } from "../sys/errors.ts";
-import type { PaneId } from "../validate.ts";
+import type { PaneId } from "../sys/validate.ts";
 import type { CloseReason } from "./events.ts";
 import { closePane, terminateSurvivor } from "./close_pane.ts";
 import type { MachineEvent, SessionRecord } from "./machine/mod.ts";

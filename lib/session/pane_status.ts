@@ -9,7 +9,7 @@
 
 import type { PaneStatus } from "../backend/pane_status.ts";
 import { isMuxError } from "../sys/errors.ts";
-import type { PaneId, SessionId } from "../validate.ts";
+import type { PaneId, SessionId } from "../sys/validate.ts";
 import type { MachineEvent, PaneView } from "./machine/mod.ts";
 import type { PaneRecord } from "./pane_store.ts";
 import type { LoopEnv, Session } from "./session.ts";

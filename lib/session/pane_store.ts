@@ -38,8 +38,8 @@ import {
   type PaneId,
   type SessionId,
   validateServerUrlText,
-} from "../validate.ts";
-import { SPAWN_TOKEN } from "../spawn_token.ts";
+} from "../sys/validate.ts";
+import { SPAWN_TOKEN } from "../backend/spawn_token.ts";
 
 /** The largest record file read; a record is a few hundred bytes. */
 const MAX_RECORD_BYTES = 64 * 1024;

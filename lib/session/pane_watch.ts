@@ -13,7 +13,7 @@ import type { Backend } from "../backend/backend.ts";
 import type { Clock, TimerId } from "../sys/clock.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";
-import type { PaneId, SessionId } from "../validate.ts";
+import type { PaneId, SessionId } from "../sys/validate.ts";
 import { closePane } from "./close_pane.ts";
 
 /** One open pane the watch checks. */

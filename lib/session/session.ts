@@ -6,7 +6,7 @@
  */
 
 import type { Backend } from "../backend/backend.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Credentials } from "../opencode/attach.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import type { Clock, TimerId } from "../sys/clock.ts";

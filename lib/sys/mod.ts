@@ -5,7 +5,9 @@
  * (`private_fs.ts`, `credentials_file.ts`), stdio and logs (`stdio.ts`, `output.ts`, `log.ts`),
  * sockets (`unix_request.ts`), and the helpers every layer shares: typed errors (`errors.ts`),
  * shell quoting for the one pane command (`shell_quote.ts`), environment lookups (`env.ts`), line
- * reading and output parsing; and zod's settings (`zod_jitless.ts`, which `main.ts` imports first).
+ * reading and output parsing, and the checks every value passes before it reaches an argv or a
+ * pane command (`validate.ts`: session ids, pane targets, directories, URLs, titles); and zod's
+ * settings (`zod_jitless.ts`, which `main.ts` imports first).
  *
  * May import: nothing of muxbridge outside `lib/sys/`. Everything else may import it.
  * `tests/import_direction_test.ts` keeps it so.

@@ -6,7 +6,7 @@
  * under a microsecond per parsed line (`bench/RESULTS.md`, "Memory"). What a schema accepts and
  * returns is the same either way.
  *
- * Modules imported before this one keep the generated parsers: `tests/zod_jitless_test.ts` checks
+ * Modules imported before this one keep the generated parsers: `tests/sys/zod_jitless_test.ts` checks
  * that it stays `main.ts`'s first import.
  *
  * @module

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import type { Backend, SpawnRequest } from "../../lib/backend/backend.ts";
-import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 Deno.test("a backend's inputs take checked ids only, and no literal carries the brand", () => {
   // Never called: it exists for the type checker.

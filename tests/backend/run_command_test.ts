@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../../lib/config/config.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";

@@ -20,7 +20,7 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import type { AnswerFault } from "./_lost_answer.ts";
 import { type Requirement, requires } from "../helpers/requires.ts";
-import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 
 /** A started multiplexer with a backend pointed at it. */

@@ -8,9 +8,9 @@
 
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { type FullConfig, resolveConfig } from "../helpers/config.ts";
-import type { Identity } from "../../lib/identity.ts";
+import type { Identity } from "../../lib/backend/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import type { FakeRunner } from "../fakes/fake_runner.ts";
 

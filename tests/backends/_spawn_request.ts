@@ -6,7 +6,7 @@
  */
 
 import type { SpawnRequest } from "../../lib/backend/backend.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validateSessionId } from "../../lib/sys/validate.ts";
 
 /**
  * A spawn request for child `ses_abc` ("fix the bug", `opencode attach … --dir /w`, owner

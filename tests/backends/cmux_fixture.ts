@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createRunner, type Runner } from "../../lib/sys/exec.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";

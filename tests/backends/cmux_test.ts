@@ -20,7 +20,7 @@ import { typedCommand } from "../../backends/cmux/_typed.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
@@ -34,7 +34,7 @@ import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();

@@ -12,7 +12,7 @@ import { AGENT_LABEL, AGENT_SOURCE } from "../../backends/herdr/_agent.ts";
 import type { Backend } from "../../lib/backend/backend.ts";
 import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { createLogger } from "../../lib/sys/log.ts";
-import { type PaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
 import { request } from "./_spawn_request.ts";
 import { type FakeHerdr, startFakeHerdr } from "./herdr_fixture.ts";

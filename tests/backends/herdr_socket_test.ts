@@ -12,9 +12,9 @@ import { createHerdrBackend } from "../../backends/herdr/backend.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "../../backends/herdr/_launch.ts";
 import { resolveHerdrSocket, type UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
-import type { Identity } from "../../lib/identity.ts";
+import type { Identity } from "../../lib/backend/identity.ts";
 import { createLogger } from "../../lib/sys/log.ts";
 import { unixRequest } from "../../lib/sys/unix_request.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
@@ -22,7 +22,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { deps, inside, SOCKET } from "./_herdr_deps.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "./herdr_fixture.ts";
-import { validatePaneId } from "../../lib/validate.ts";
+import { validatePaneId } from "../../lib/sys/validate.ts";
 
 const clock = createRealClock();
 /** Log lines, for "logged once". */

@@ -26,7 +26,7 @@ import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import { createRunner } from "../../lib/sys/exec.ts";
-import { type PaneId, validatePaneId, validateText } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateText } from "../../lib/sys/validate.ts";
 import type { UnixRequester } from "../../backends/herdr/_socket.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";

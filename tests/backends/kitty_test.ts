@@ -12,7 +12,7 @@ import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
@@ -25,7 +25,7 @@ import { KITTY_TOOLS, type KittyServer, sharedKittyServer } from "../helpers/kit
 import { requires } from "../helpers/requires.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();

@@ -11,7 +11,7 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";
 import { until } from "../helpers/until.ts";
 import { providerDeps } from "./provider_fixture.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 type Request = { id: number; method: string; params: Record<string, unknown> };
 

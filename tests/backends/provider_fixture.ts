@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createProviderBackend } from "../../backends/provider/backend.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { createLineProcessOpener, type LineProcessOpener } from "../../lib/sys/line_process.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";

@@ -18,7 +18,7 @@ import { createMemoryStore } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { FAKE_PROVIDER, openerWith, providerDeps } from "./provider_fixture.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

@@ -16,7 +16,7 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { startTmuxServer, type TmuxServer } from "../helpers/tmux_server.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validateSessionId } from "../../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

@@ -14,7 +14,7 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validateSessionId } from "../../lib/sys/validate.ts";
 
 Deno.test("tiledCell() follows tmux's tiled grid (checked live in a 120x40 window)", () => {
   assert.deepEqual(tiledCell(1, 120, 40), { width: 120, height: 40 });

@@ -11,7 +11,7 @@ import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
-import { cleanTitle, validateSessionId } from "../../lib/validate.ts";
+import { cleanTitle, validateSessionId } from "../../lib/sys/validate.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";

@@ -19,14 +19,19 @@ import {
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { quote } from "../../lib/sys/shell_quote.ts";
-import { cleanTitle, type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validatePaneId,
+  validateSessionId,
+} from "../../lib/sys/validate.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";

@@ -10,7 +10,7 @@
 import { fileURLToPath } from "node:url";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { detectAll, type FullConfig, resolveConfig } from "../helpers/config.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
 import { type Logger, silentLogger } from "../../lib/sys/log.ts";

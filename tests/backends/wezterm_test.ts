@@ -24,7 +24,7 @@ import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 import { type FakeWezterm, startFakeWezterm } from "./wezterm_fixture.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();

@@ -10,10 +10,10 @@ import { fileURLToPath } from "node:url";
 import { createZellijBackend } from "../../backends/zellij/backend.ts";
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import type { Runner } from "../../lib/sys/exec.ts";
-import type { Identity } from "../../lib/identity.ts";
+import type { Identity } from "../../lib/backend/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { writeFakeCliFiles } from "./_fake_cli_files.ts";
 

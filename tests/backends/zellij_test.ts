@@ -11,10 +11,10 @@ import { parseNewPaneId, parsePaneList, parseZellijVersion } from "../../backend
 import type { BackendDeps, SpawnRequest } from "../../lib/backend/backend.ts";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
-import type { ConfigLayer } from "../../lib/config.ts";
+import type { ConfigLayer } from "../../lib/config/config.ts";
 import { type FullConfig, resolveConfig } from "../helpers/config.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
-import type { Identity } from "../../lib/identity.ts";
+import type { Identity } from "../../lib/backend/identity.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
@@ -23,7 +23,7 @@ import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
-import { validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 
 const clock = createRealClock();

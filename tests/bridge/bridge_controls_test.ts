@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { type BridgeIO, runBridge } from "../../lib/bridge/bridge.ts";
-import { type Config, resolveConfig } from "../../lib/config.ts";
+import { type Config, resolveConfig } from "../../lib/config/config.ts";
 import { type OutMessage, OutMessageSchema } from "../../lib/bridge/protocol.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";

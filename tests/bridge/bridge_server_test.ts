@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import type { Credentials } from "../../lib/opencode/attach.ts";
 import { type BridgeIO, runBridge } from "../../lib/bridge/bridge.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
-import { type Config, resolveConfig } from "../../lib/config.ts";
+import { type Config, resolveConfig } from "../../lib/config/config.ts";
 import type { Logger } from "../../lib/sys/log.ts";
 import { createOpencodeClient } from "../../lib/opencode/client.ts";
 import {
@@ -22,7 +22,7 @@ import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validateSessionId } from "../../lib/sys/validate.ts";
 
 const SELF = "4242:100";
 const URL = "http://127.0.0.1:4096";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { type BridgeIO, runBridge } from "../../lib/bridge/bridge.ts";
-import { type Config, resolveConfig } from "../../lib/config.ts";
+import { type Config, resolveConfig } from "../../lib/config/config.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { type OutMessage, OutMessageSchema } from "../../lib/bridge/protocol.ts";
-import type { Selection } from "../../lib/select_backend.ts";
+import type { Selection } from "../../lib/backend/select.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";

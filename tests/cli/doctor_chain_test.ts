@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { Check } from "../../lib/backend/backend.ts";
 import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
-import { resolveConfig } from "../../lib/config.ts";
+import { resolveConfig } from "../../lib/config/config.ts";
 import { applyPlan, planInstall } from "../../lib/install/install.ts";
 import { PLUGIN_SOURCE } from "../../lib/install/plugin_source.ts";
 import { silentLogger } from "../../lib/sys/log.ts";

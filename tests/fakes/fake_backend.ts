@@ -17,7 +17,7 @@ import type {
   SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validatePaneId } from "../../lib/validate.ts";
+import { validatePaneId } from "../../lib/sys/validate.ts";
 import type { BackendName } from "../../backends/mod.ts";
 
 /** A pane of the fake. */

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { EnvLookup } from "../../lib/identity.ts";
+import type { EnvLookup } from "../../lib/backend/identity.ts";
 
 /**
  * Creates an environment lookup over a plain object.

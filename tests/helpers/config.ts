@@ -1,14 +1,18 @@
 /**
- * The config as muxbridge resolves it, with every backend's section (`lib/config.ts` on its own
+ * The config as muxbridge resolves it, with every backend's section (`lib/config/config.ts` on its own
  * knows no backend: `main.ts` hands it the registry).
  *
  * @module
  */
 
 import { BACKENDS } from "../../backends/mod.ts";
-import { type Config, type ConfigSources, resolveConfig as resolveWith } from "../../lib/config.ts";
-import type { SectionsOf } from "../../lib/config_section.ts";
-import { detectIdentity, type EnvLookup, type Identity } from "../../lib/identity.ts";
+import {
+  type Config,
+  type ConfigSources,
+  resolveConfig as resolveWith,
+} from "../../lib/config/config.ts";
+import type { SectionsOf } from "../../lib/config/section.ts";
+import { detectIdentity, type EnvLookup, type Identity } from "../../lib/backend/identity.ts";
 
 /** A config resolved with every backend's section. */
 export type FullConfig = Config & SectionsOf<typeof BACKENDS>;

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { PaneId } from "../../lib/validate.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 
 /**
  * A pane id that did not go through a check, for tests of a backend's own refusal.

@@ -6,7 +6,7 @@
  */
 
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { type Config, resolveConfig } from "../../lib/config.ts";
+import { type Config, resolveConfig } from "../../lib/config/config.ts";
 import { type LoopContext, SessionLoop, type SessionLoopDeps } from "../../lib/session/loop.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";

@@ -10,7 +10,7 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
-import { validateSessionId } from "../../lib/validate.ts";
+import { validateSessionId } from "../../lib/sys/validate.ts";
 
 /** A store holding one open pane of `owner`, on a backend without marks (records only). */
 async function onePane(owner: string) {

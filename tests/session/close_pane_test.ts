@@ -9,7 +9,7 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { fakeProcesses } from "../fakes/memory_store.ts";
-import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 /** Runs `p` while the fake clock moves on, so its waits end. */
 async function settle<T>(clock: ReturnType<typeof createFakeClock>, p: Promise<T>): Promise<T> {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { fakeProcesses } from "../fakes/memory_store.ts";
 import { loopHarness } from "../helpers/loop_harness.ts";
-import { validateSessionId as sid } from "../../lib/validate.ts";
+import { validateSessionId as sid } from "../../lib/sys/validate.ts";
 
 function setup(pid: number) {
   const backend = createFakeBackend();

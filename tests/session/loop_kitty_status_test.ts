@@ -11,7 +11,7 @@ import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
-import { type PaneId, validateSessionId as sid } from "../../lib/validate.ts";
+import { type PaneId, validateSessionId as sid } from "../../lib/sys/validate.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";

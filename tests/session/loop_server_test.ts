@@ -15,7 +15,7 @@ import type { FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createFakeOpencode, type FakeOpencode } from "../fakes/fake_opencode.ts";
 import { loopHarness } from "../helpers/loop_harness.ts";
-import { validateSessionId as sid } from "../../lib/validate.ts";
+import { validateSessionId as sid } from "../../lib/sys/validate.ts";
 
 interface Harness {
   loop: SessionLoop;

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
-import { validateSessionId as sid } from "../../lib/validate.ts";
+import { validateSessionId as sid } from "../../lib/sys/validate.ts";
 import { createFakeBackend, withStatusPlace } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { type LoopHarness, loopHarness } from "../helpers/loop_harness.ts";

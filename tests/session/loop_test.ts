@@ -4,7 +4,7 @@ import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import type { LoopContext } from "../../lib/session/loop.ts";
 import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { type LoopHarness, loopHarness } from "../helpers/loop_harness.ts";
-import { validateSessionId as sid } from "../../lib/validate.ts";
+import { validateSessionId as sid } from "../../lib/sys/validate.ts";
 import { HOLD_SCRIPT } from "../../lib/session/pane_program.ts";
 
 function setup(

@@ -15,11 +15,11 @@ import {
   resolveLostSpawn,
   spawnRecorded,
 } from "../../lib/session/lost_spawns.ts";
-import { SPAWN_TOKEN } from "../../lib/spawn_token.ts";
+import { SPAWN_TOKEN } from "../../lib/backend/spawn_token.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
-import { validatePaneId, validateSessionId as sid } from "../../lib/validate.ts";
+import { validatePaneId, validateSessionId as sid } from "../../lib/sys/validate.ts";
 import { loopHarness } from "../helpers/loop_harness.ts";
 
 const FIELDS = {

@@ -16,7 +16,7 @@ import {
   transition,
 } from "../../lib/session/machine/mod.ts";
 import { compileGlob } from "../../lib/sys/glob.ts";
-import { cleanTitle, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { cleanTitle, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { createRandom, hostileString } from "../helpers/hostile.ts";
 
 const CFG: MachineConfig = {

@@ -7,7 +7,7 @@ import {
   type SessionRecord,
   transition,
 } from "../../lib/session/machine/mod.ts";
-import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 
 const CFG: MachineConfig = {
   idleCloseDelayMs: 3000,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Logger } from "../../lib/sys/log.ts";
-import { type PaneId, validatePaneId, validateSessionId } from "../../lib/validate.ts";
+import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { PaneWatch, type WatchedPane } from "../../lib/session/pane_watch.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { createFakeBackend, type FakeBackend } from "../fakes/fake_backend.ts";

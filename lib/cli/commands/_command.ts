@@ -10,7 +10,7 @@ import type { BackendModule } from "../../backend/backend.ts";
 import type { BridgeIO } from "../../bridge/bridge.ts";
 import type { Clock } from "../../sys/clock.ts";
 import type { Runner } from "../../sys/exec.ts";
-import type { EnvLookup } from "../../identity.ts";
+import type { EnvLookup } from "../../sys/env.ts";
 import type { Logger } from "../../sys/log.ts";
 import type { Fetch } from "../../opencode/client.ts";
 import type { Processes } from "../../sys/processes.ts";

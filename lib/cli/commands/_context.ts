@@ -7,12 +7,18 @@
 
 import type { Credentials } from "../../opencode/attach.ts";
 import type { Backend, BackendDeps } from "../../backend/backend.ts";
-import { type Config, configPath, parseConfigText, resolveConfig, stateDir } from "../../config.ts";
+import {
+  type Config,
+  configPath,
+  parseConfigText,
+  resolveConfig,
+  stateDir,
+} from "../../config/config.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { detectIdentity } from "../../identity.ts";
+import { detectIdentity } from "../../backend/identity.ts";
 import { createOpencodeClient, type OpencodeClient } from "../../opencode/client.ts";
 import { createPaneStore, type PaneStore } from "../../session/pane_store.ts";
-import { selectBackend } from "../../select_backend.ts";
+import { selectBackend } from "../../backend/select.ts";
 import type { CliDeps, GlobalFlags } from "./_command.ts";
 
 /**

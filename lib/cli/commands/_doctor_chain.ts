@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import type { Check } from "../../backend/backend.ts";
 import { detectedTitles } from "../../backend/hints.ts";
-import { type Config, stateDir } from "../../config.ts";
+import { type Config, stateDir } from "../../config/config.ts";
 import type { Files } from "../../install/files.ts";
 import { findOnPath } from "../../install/find_on_path.ts";
 import {

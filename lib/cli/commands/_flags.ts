@@ -15,7 +15,7 @@ import {
   validateDirectory,
   validatePaneId,
   validateSessionId,
-} from "../../validate.ts";
+} from "../../sys/validate.ts";
 
 /** Rethrows a value check's `invalid_argument` as the `usage` error of the flag it came from. */
 function asUsage<T>(check: () => T): T {

@@ -7,11 +7,11 @@
 import { type Credentials, envCredentials } from "../../opencode/attach.ts";
 import { runBridge } from "../../bridge/bridge.ts";
 import { runCleanup } from "../../session/cleanup.ts";
-import { stateDir } from "../../config.ts";
+import { stateDir } from "../../config/config.ts";
 import { createLogger, fileSink, stderrSink } from "../../sys/log.ts";
 import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
-import { selectBackend } from "../../select_backend.ts";
+import { selectBackend } from "../../backend/select.ts";
 import type { Command } from "./_command.ts";
 import { backendDeps, callerPanes, loadConfig, serverClient } from "./_context.ts";
 import { dirFlag, urlFlag } from "./_flags.ts";

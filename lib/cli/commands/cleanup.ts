@@ -7,11 +7,11 @@
 import { envCredentials } from "../../opencode/attach.ts";
 import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
-import { selectBackend } from "../../select_backend.ts";
+import { selectBackend } from "../../backend/select.ts";
 import type { Command } from "./_command.ts";
 import { grantFor } from "../../opencode/origin.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { normalizeServerUrl } from "../../validate.ts";
+import { normalizeServerUrl } from "../../sys/validate.ts";
 import { backendDeps, callerPanes, loadConfig, paneStore, serverClient } from "./_context.ts";
 
 /** The `cleanup` command. */

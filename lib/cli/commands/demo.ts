@@ -11,14 +11,14 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runBridge } from "../../bridge/bridge.ts";
-import { type Config, resolveConfig } from "../../config.ts";
+import { type Config, resolveConfig } from "../../config/config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { createLogger, type LogLevel } from "../../sys/log.ts";
 import { waitFor } from "../../sys/clock.ts";
 import { createPaneStore } from "../../session/pane_store.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import type { OutMessage } from "../../bridge/protocol.ts";
-import { selectBackend } from "../../select_backend.ts";
+import { selectBackend } from "../../backend/select.ts";
 import type { CliDeps, Command } from "./_command.ts";
 import { Script, WAIT_MS } from "./_demo_script.ts";
 import { drawPanes } from "./_layout_picture.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { detectIdentity } from "../../identity.ts";
+import { detectIdentity } from "../../backend/identity.ts";
 import type { Command } from "./_command.ts";
 
 /** The `detect` command. */

@@ -4,9 +4,9 @@
  * @module
  */
 
-import { type LayoutName, LAYOUTS } from "../../config.ts";
+import { type LayoutName, LAYOUTS } from "../../config/config.ts";
 import { MuxError } from "../../sys/errors.ts";
-import type { PaneId } from "../../validate.ts";
+import type { PaneId } from "../../sys/validate.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore } from "./_context.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { configJsonSchema } from "../../config.ts";
+import { configJsonSchema } from "../../config/config.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { protocolJsonSchema } from "../../bridge/protocol.ts";
 import type { Command } from "./_command.ts";

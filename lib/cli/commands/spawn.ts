@@ -7,7 +7,7 @@
 import { attachArgv, attachEnv, envCredentials } from "../../opencode/attach.ts";
 import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
-import { cleanTitle } from "../../validate.ts";
+import { cleanTitle } from "../../sys/validate.ts";
 import { spawnRecorded } from "../../session/lost_spawns.ts";
 import { holdArgv } from "../../session/pane_program.ts";
 import { ownerStamp } from "../../sys/processes.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { PaneId, SessionId } from "../../validate.ts";
+import type { PaneId, SessionId } from "../../sys/validate.ts";
 import type { CloseReason, PaneMessage } from "../events.ts";
 import { excludedBy } from "./queue.ts";
 import type {

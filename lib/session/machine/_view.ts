@@ -6,7 +6,7 @@
  * @module
  */
 
-import { MAX_TITLE } from "../../validate.ts";
+import { MAX_TITLE } from "../../sys/validate.ts";
 import type {
   Effect,
   LiveState,

@@ -20,7 +20,7 @@
  * @module
  */
 
-import type { PaneId, SessionId } from "../../validate.ts";
+import type { PaneId, SessionId } from "../../sys/validate.ts";
 import { seeError, seeStatus, UNKNOWN } from "./_live.ts";
 import type { Step } from "./_step.ts";
 import { refreshView } from "./_view.ts";
@@ -137,7 +137,7 @@ export function isBusy(state: SessionState): boolean {
  *
  * @example A created child waits for the server, then opens a pane
  * ```ts
- * import { validateSessionId } from "../../validate.ts";
+ * import { validateSessionId } from "../../sys/validate.ts";
  * import { newRecord, transition } from "./mod.ts";
  * const config = {
  *   idleCloseDelayMs: 3000, minPaneLifetimeMs: 3000, closeRetries: 2, closeRetryDelayMs: 250,

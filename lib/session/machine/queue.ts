@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { SessionId } from "../../validate.ts";
+import type { SessionId } from "../../sys/validate.ts";
 import type { ExcludePattern, MachineConfig, SessionRecord, SessionState } from "./types.ts";
 
 /**
@@ -22,7 +22,7 @@ import type { ExcludePattern, MachineConfig, SessionRecord, SessionState } from 
  *
  * @example
  * ```ts
- * import { validateSessionId } from "../../validate.ts";
+ * import { validateSessionId } from "../../sys/validate.ts";
  * import { excludedBy, newRecord } from "./mod.ts";
  * const child = newRecord(validateSessionId("ses_c"), "ses_p", "map lib", undefined, "explore");
  * excludedBy(child, { exclude: [{ pattern: "explore", test: (t) => t === "explore" }] });

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { PaneId, SessionId } from "../../validate.ts";
+import type { PaneId, SessionId } from "../../sys/validate.ts";
 import type { CloseReason, PaneMessage, SkipReason } from "../events.ts";
 
 /** Why a session has no pane. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { cut, MuxError } from "./sys/errors.ts";
+import { cut, MuxError } from "./errors.ts";
 
 /** Control (Cc), format (Cf), line and paragraph separator (Zl, Zp) and lone surrogates (Cs). */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;

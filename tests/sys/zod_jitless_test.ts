@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 
 Deno.test("main.ts imports lib/sys/zod_jitless.ts before anything else", () => {
-  const main = readFileSync(new URL("../main.ts", import.meta.url), "utf8");
+  const main = readFileSync(new URL("../../main.ts", import.meta.url), "utf8");
   const first = /^import\s[^;]*;/m.exec(main)?.[0];
   assert.equal(first, 'import "./lib/sys/zod_jitless.ts";');
 });
@@ -22,7 +22,7 @@ Deno.test("zod_jitless: schemas built after it parse as those built before it", 
       section: z.strictObject({ bin: z.string().default("tmux") }).prefault({}),
     });
   const before = shape();
-  await import("../lib/sys/zod_jitless.ts");
+  await import("../../lib/sys/zod_jitless.ts");
   assert.equal(z.config().jitless, true);
   const after = shape();
   const inputs: unknown[] = [

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { SectionOwner } from "./config_section.ts";
+import type { SectionOwner } from "./section.ts";
 
 /**
  * Keys muxbridge itself no longer reads, each with what replaced it (a backend's own removed

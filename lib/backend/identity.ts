@@ -12,7 +12,7 @@
  * @module
  */
 
-import { envInt, type EnvLookup, envText } from "./sys/env.ts";
+import { envInt, type EnvLookup, envText } from "../sys/env.ts";
 
 export type { EnvLookup };
 

@@ -8,12 +8,12 @@
 
 import { userInfo } from "node:os";
 import { z } from "zod";
-import { MuxError } from "./sys/errors.ts";
+import { MuxError } from "../sys/errors.ts";
 import { describeIssues, problemOf } from "./describe_issues.ts";
-import type { SectionOwner, SectionsOf } from "./config_section.ts";
+import type { SectionOwner, SectionsOf } from "./section.ts";
 import { refuseHelloKeys } from "./hello_forbidden.ts";
-import { globProblem } from "./sys/glob.ts";
-import type { EnvLookup } from "./identity.ts";
+import { globProblem } from "../sys/glob.ts";
+import type { EnvLookup } from "../sys/env.ts";
 import { removedKeys, withoutRemovedKeys } from "./removed_keys.ts";
 
 const ms = (def: number, max: number, what: string) =>
@@ -119,7 +119,7 @@ type DerivedKey = "close_retry_delay_ms" | "survivor_grace_ms";
 /**
  * The resolved configuration, every default applied (derived ones too): the keys muxbridge itself
  * reads. The sections of the backends sit beside them; a backend reads its own (`SectionsOf` of
- * `config_section.ts`, `SectionConfig` of `lib/backend/backend.ts`).
+ * `section.ts`, `SectionConfig` of `lib/backend/backend.ts`).
  *
  * @internal
  */

@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { Backend, BackendDeps, BackendModule, ProbeResult } from "./backend/backend.ts";
-import { createBackend } from "./backend/create_backend.ts";
-import { detectedTitles, outsideKeys } from "./backend/hints.ts";
-import { toMuxError } from "./sys/errors.ts";
+import type { Backend, BackendDeps, BackendModule, ProbeResult } from "./backend.ts";
+import { createBackend } from "./create_backend.ts";
+import { detectedTitles, outsideKeys } from "./hints.ts";
+import { toMuxError } from "../sys/errors.ts";
 
 /** Why there is no backend, as a child's `pane.skipped` reason. */
 export type NoBackendReason = "no_backend" | "unsupported_version" | "backend_unreachable";

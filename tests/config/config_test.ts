@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BACKENDS } from "../backends/mod.ts";
+import { BACKENDS } from "../../backends/mod.ts";
 import {
   type Config,
   configJsonSchema as configJsonSchemaOf,
@@ -9,9 +9,9 @@ import {
   mergeLayers,
   parseConfigText,
   stateDir,
-} from "../lib/config.ts";
-import { fakeEnv } from "./fakes/fake_env.ts";
-import { resolveConfig } from "./helpers/config.ts";
+} from "../../lib/config/config.ts";
+import { fakeEnv } from "../fakes/fake_env.ts";
+import { resolveConfig } from "../helpers/config.ts";
 
 /** The config's JSON Schema with every backend's section, as `schema config` prints it. */
 const configJsonSchema = () => configJsonSchemaOf(BACKENDS);

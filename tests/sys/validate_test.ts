@@ -11,7 +11,7 @@ import {
   validateSessionId,
   validateTarget,
   validateText,
-} from "../lib/validate.ts";
+} from "../../lib/sys/validate.ts";
 
 const invalidArgument = { name: "MuxError", code: "invalid_argument" };
 

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { MuxError } from "./sys/errors.ts";
+import { MuxError } from "../sys/errors.ts";
 
 /** What a config key names that a `bridge.hello` may not set. */
 export type ExternalKind = "program" | "file" | "socket";
@@ -23,7 +23,7 @@ const WHY: Readonly<Record<ExternalKind, string>> = {
 /**
  * muxbridge's own keys a `bridge.hello` may not set, with why: the program panes run, where
  * pane records and logs are written. A backend's section declares its own
- * (`ConfigSection.external` of `lib/config_section.ts`); any key named `bin` or `command` in a section is
+ * (`ConfigSection.external` of `lib/config/section.ts`); any key named `bin` or `command` in a section is
  * a program too, declared or not.
  */
 export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { BACKENDS } from "../backends/mod.ts";
-import { detectIdentity, precedence } from "../lib/identity.ts";
-import { fakeEnv } from "./fakes/fake_env.ts";
+import { BACKENDS } from "../../backends/mod.ts";
+import { detectIdentity, precedence } from "../../lib/backend/identity.ts";
+import { fakeEnv } from "../fakes/fake_env.ts";
 
 /** Detection with every backend of the registry, as muxbridge detects. */
 const detect = (vars: Record<string, string>) => detectIdentity(fakeEnv(vars), BACKENDS);

@@ -1,7 +1,7 @@
 /**
  * What the config knows of a backend: its section (a zod schema, the keys `bridge.hello` may not
  * set, the keys it no longer reads), declared by the backend's module and merged into the config
- * under the backend's name (`lib/config.ts`).
+ * under the backend's name (`lib/config/config.ts`).
  *
  * @module
  */
