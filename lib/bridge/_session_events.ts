@@ -16,7 +16,7 @@ import {
   type SessionId,
   validateSessionId,
 } from "../sys/validate.ts";
-import type { Inbound } from "./protocol.ts";
+import type { LoopInput } from "../session/events.ts";
 
 /**
  * `properties.info` of a session event (lenient).
@@ -84,8 +84,29 @@ export const SessionIdleEventSchema = z.looseObject({
   properties: z.looseObject({ sessionID: z.string() }),
 });
 
+/**
+ * A line that cannot be used: `invalid_json` or `invalid_message`, with its message.
+ *
+ * @internal
+ */
+export interface InvalidLine {
+  kind: "invalid";
+  code: "invalid_json" | "invalid_message";
+  message: string;
+  /** A child whose id cannot be used: it gets `pane.skipped` (`invalid_id`) with this hint. */
+  skip?: { sessionID: string; hint: string };
+}
+
+/**
+ * What a `session.*` line means: an input for the session loop, a line that cannot be used, or one
+ * that is ignored (a root session, an error of no session).
+ *
+ * @internal
+ */
+export type SessionLine = LoopInput | InvalidLine | { kind: "ignored"; type: string };
+
 /** An `invalid_message` answer. */
-export const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> => ({
+export const invalid = (message: string): InvalidLine => ({
   kind: "invalid",
   code: "invalid_message",
   message,
@@ -96,7 +117,7 @@ export const invalid = (message: string): Extract<Inbound, { kind: "invalid" }> 
  *
  * @internal
  */
-export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): Inbound {
+export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): InvalidLine {
   return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);
 }
 
@@ -104,7 +125,7 @@ export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): 
  * Checks a session id where it enters: a session id, or the `invalid_message` its line gets
  * (with `pane.skipped` for a child that was just created).
  */
-export function sessionId(id: string, skipped: boolean): SessionId | Inbound {
+export function sessionId(id: string, skipped: boolean): SessionId | InvalidLine {
   try {
     return validateSessionId(id);
   } catch (err) {
@@ -118,7 +139,7 @@ export function sessionId(id: string, skipped: boolean): SessionId | Inbound {
 function sessionEvent(
   kind: "created" | "updated" | "deleted",
   info: z.output<typeof SessionInfoSchema>,
-): Inbound {
+): SessionLine {
   // A root session gets no pane and nothing is said, whatever its id (only children are ours).
   if (!info.parentID && kind !== "deleted" && !isSessionId(info.id)) {
     return { kind: "ignored", type: `session.${kind}` };
@@ -144,7 +165,7 @@ function sessionEvent(
  * @param value The parsed line.
  * @returns What it means.
  */
-export function parseSessionEvent(type: string, value: unknown): Inbound {
+export function parseSessionEvent(type: string, value: unknown): SessionLine {
   switch (type) {
     case "session.created":
     case "session.updated":

@@ -13,7 +13,6 @@
 import { z } from "zod";
 import {
   CLOSE_REASONS,
-  type LoopInput,
   type PaneClosed,
   type PaneFailed,
   type PaneOpened,
@@ -28,6 +27,7 @@ import {
   sessionId,
   SessionIdleEventSchema,
   SessionInfoEventSchema,
+  type SessionLine,
   SessionStatusEventSchema,
 } from "./_session_events.ts";
 
@@ -181,18 +181,10 @@ export type OutMessage = z.output<typeof OutMessageSchema>;
 
 /** What one input line means: a session event for the loop, or one of the bridge's own. */
 export type Inbound =
-  | LoopInput
+  | SessionLine
   | { kind: "hello"; hello: Hello }
   | { kind: "ping"; id: string | number | null }
-  | { kind: "shutdown" }
-  | { kind: "ignored"; type: string }
-  | {
-    kind: "invalid";
-    code: "invalid_json" | "invalid_message";
-    message: string;
-    /** A child whose id cannot be used: it gets `pane.skipped` (`invalid_id`) with this hint. */
-    skip?: { sessionID: string; hint: string };
-  };
+  | { kind: "shutdown" };
 
 /**
  * Interprets one input line (already known to be at most {@linkcode MAX_LINE_BYTES}).
