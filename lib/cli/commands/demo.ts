@@ -23,6 +23,7 @@ import type { CliDeps, Command, Invocation } from "./_command.ts";
 import type { BackendModule } from "../../backend/backend.ts";
 import { Script, WAIT_MS } from "./_demo_script.ts";
 import { drawPanes } from "./_layout_picture.ts";
+import { laidOut, paneTitle, type Placed, placedPanes, type Tmux } from "./_demo_tmux.ts";
 
 const STAND_IN = `#!/bin/sh
 # muxbridge demo: a harmless stand-in for \`opencode attach\`. It shows the argv it was given
@@ -44,9 +45,6 @@ const isBye = (m: OutMessage): m is Extract<OutMessage, { type: "bye" }> => m.ty
 function info(id: string, title: string, parentID?: string, directory?: string) {
   return { id, title, ...(parentID ? { parentID } : {}), ...(directory ? { directory } : {}) };
 }
-
-/** The demo's tmux: one call against its private server. */
-type Tmux = (...args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
 
 /** What every step of the demo shares. */
 interface Stage {
@@ -316,76 +314,6 @@ async function deleteAndRetitle(stage: Stage, retitled: string): Promise<void> {
       JSON.stringify(await paneTitle(tmux, retitled))
     }`,
   );
-}
-
-async function paneTitle(tmux: Tmux, pane: string): Promise<string> {
-  return (await tmux(
-    "list-panes",
-    "-t",
-    pane,
-    "-f",
-    `#{==:#{pane_id},${pane}}`,
-    "-F",
-    "#{pane_title}",
-  )).stdout.trim();
-}
-
-/** One pane's place, as `list-panes` reports it. */
-interface Placed {
-  id: string;
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-  title: string;
-  windowWidth: number;
-  windowHeight: number;
-}
-
-async function placedPanes(tmux: Tmux): Promise<Placed[]> {
-  const sep = "\u001f";
-  const out = await tmux(
-    "list-panes",
-    "-t",
-    "demo:0",
-    "-F",
-    [
-      "#{pane_id}",
-      "#{pane_left}",
-      "#{pane_top}",
-      "#{pane_width}",
-      "#{pane_height}",
-      "#{pane_title}",
-      "#{window_width}",
-      "#{window_height}",
-    ].join(sep),
-  );
-  return out.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(sep)).map((r) => ({
-    id: r[0],
-    left: +r[1],
-    top: +r[2],
-    width: +r[3],
-    height: +r[4],
-    title: r[5],
-    windowWidth: +r[6],
-    windowHeight: +r[7],
-  }));
-}
-
-/**
- * Whether the window shows exactly `expected` in the main-vertical layout: the parent on the
- * left at main_pane_size percent, the children stacked on the right with even heights.
- */
-function laidOut(panes: readonly Placed[], expected: readonly string[], config: Config): boolean {
-  if (panes.length !== expected.length || !expected.every((id) => panes.some((p) => p.id === id))) {
-    return false;
-  }
-  const [main, ...rest] = expected.map((id) => panes.find((p) => p.id === id)!);
-  const mainWidth = Math.round((main.windowWidth * config.main_pane_size) / 100);
-  const heights = rest.map((p) => p.height);
-  return main.left === 0 && Math.abs(main.width - mainWidth) <= 1 &&
-    rest.every((p) => p.left > main.width) &&
-    Math.max(...heights) - Math.min(...heights) <= 1;
 }
 
 /** Draws the window once the layout pass has laid out exactly `expected`. */
