@@ -23,6 +23,7 @@ const ROOT = new URL("../../", import.meta.url);
 const ALLOWED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   tmux: {
     "lib/cli/commands/demo.ts": "the demo runs a private tmux server (contract: demo)",
+    "lib/cli/commands/_demo_tmux.ts": "what the demo reads back from its private tmux server",
     "scripts/repro_pane_zombies.ts": "a reproduction script that drives real tmux",
     "scripts/_tagged_processes.ts":
       "the test runner names a leaked tmux server by its socket (tests run real tmux servers)",
