@@ -120,7 +120,9 @@ const FAULTS = [
 
 for (const { fault, code, restarts, what } of FAULTS) {
   Deno.test(`provider backend: a provider that ${what} fails the spawn with ${code}, logged; the pane it made is closed by its token, opened once, and nothing is left running`, async () => {
-    const f = await fakeProvider(fault);
+    // Only the hanging provider needs a short command timeout; for the others a timeout under
+    // load would be a second fault (a restart, another code) the test is not about.
+    const f = await fakeProvider(fault, { command_timeout_ms: fault === "hang" ? 3000 : 60_000 });
     try {
       await eventually(() => f.backend.probe());
       const progDir = await Deno.makeTempDir({ dir: f.dir });
@@ -144,6 +146,13 @@ for (const { fault, code, restarts, what } of FAULTS) {
       assert.equal(result.ok, false);
       assert.ok(!result.ok);
       assert.equal(toMuxError(result.error).code, code, toMuxError(result.error).message);
+      // The provider made the pane before its answer went wrong: wait until its program has
+      // recorded its launch, so that closing it below cannot win the race against that record.
+      await until(
+        "the pane's program ran",
+        async () => (await recordedLaunches(progDir)).length > 0,
+        { ms: 30_000 },
+      );
       // The lost spawn is resolved as the bridge does: at once, or on a later look.
       await waitFor(clock, async () => {
         const record = [...store.records.values()].find(isPending);
@@ -151,8 +160,7 @@ for (const { fault, code, restarts, what } of FAULTS) {
         return store.records.size === 0;
       }, { deadline: clock.now() + 30_000, maxIntervalMs: 200 });
       assert.equal(store.records.size, 0, "no record is left");
-      const launch = (await recordedLaunches(progDir))[0];
-      assert.ok(launch, "the pane's program ran");
+      const [launch] = await recordedLaunches(progDir);
       await until("the pane's program is gone", () => !processes.alive(launch.pid));
       const state = f.state();
       assert.equal(state.calls.filter((c) => c === "spawn").length, 1, "the spawn was sent once");
