@@ -6,7 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createKittyBackend, KITTY_LAYOUTS } from "../../backends/kitty/backend.ts";
+import { createKittyBackend } from "../../backends/kitty/backend.ts";
+import { KITTY_LAYOUTS } from "../../backends/kitty/_layout.ts";
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
 import { parseKittyVersion, parseLaunchOutput, parseLs } from "../../backends/kitty/_parse.ts";
