@@ -1,13 +1,14 @@
 /**
- * Private to the wezterm backend: its `doctor` checks — binary, version (a date), the mux it
- * talks to, the pane it splits, credentials where that pane is remote, the spawn token.
+ * Private to the wezterm backend: its `probe` (version, and the pane it splits is listed) and its
+ * `doctor` checks — binary, version (a date), the mux it talks to, the pane it splits,
+ * credentials where that pane is remote, the spawn token.
  *
  * @module
  */
 
-import type { Check } from "../../lib/backend/backend.ts";
+import type { Check, ProbeResult } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
-import { toMuxError } from "../../lib/sys/errors.ts";
+import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { ANCHOR_HINT, SOCKET_HINT } from "./_command.ts";
 import type { WeztermPane, WeztermVersion } from "./_parse.ts";
 import { WEZTERM_DOCTOR, WEZTERM_MIN_VERSION } from "./_traits.ts";
@@ -28,6 +29,29 @@ export interface DoctorContext {
   spawnToken: boolean;
   /** Whether pane programs' environments can be read here at all. */
   environReadable: boolean;
+}
+
+/**
+ * `probe`: the gated version, and the anchor among the panes WezTerm lists.
+ *
+ * @param ctx The backend's view.
+ * @param signal Aborts.
+ * @returns The program and its version.
+ * @throws {MuxError} `no_backend` (no anchor, or it is not listed), and the errors of `version`
+ *   and `list`.
+ */
+export async function weztermProbe(
+  ctx: Pick<DoctorContext, "bin" | "version" | "list" | "anchorId">,
+  signal?: AbortSignal,
+): Promise<ProbeResult> {
+  const v = await ctx.version(signal);
+  const anchor = ctx.anchorId();
+  if (!(await ctx.list(signal)).some((p) => p.paneId === anchor)) {
+    throw new MuxError("no_backend", `Cannot find WezTerm pane ${anchor} to split`, {
+      hint: ANCHOR_HINT,
+    });
+  }
+  return { binary: ctx.bin, version: v.semver };
 }
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { LayoutResult } from "../../lib/backend/backend.ts";
 import type { LayoutName } from "../../lib/config/config.ts";
 import type { WeztermPane } from "./_parse.ts";
 
@@ -59,4 +60,18 @@ export function splitPlan(
     ? "right"
     : "bottom";
   return { target: largest.paneId, side, percent: 50 };
+}
+
+/**
+ * `applyLayout`: nothing to run, and why.
+ *
+ * @param config The `layout` and `main_pane_size` config.
+ * @returns Not applied, with the reason.
+ */
+export function layoutResult(config: { layout: LayoutName; main_pane_size: number }): LayoutResult {
+  return {
+    applied: false,
+    detail:
+      `WezTerm has no command that arranges panes: new panes split by layout ${config.layout} and main_pane_size ${config.main_pane_size}`,
+  };
 }
