@@ -34,15 +34,11 @@ import type {
   BackendDeps,
   Capabilities,
   Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
   ProbeResult,
   SpawnedPane,
   SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
-import type { LayoutName } from "../../lib/config/config.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { describeArgv } from "../../lib/sys/exec.ts";
 import {
@@ -63,6 +59,9 @@ import {
 } from "../../lib/sys/credentials_file.ts";
 import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
 import { herdrPaneId } from "./_parse.ts";
+import { findSpawnedPanes, inspectPane, paneShellPid } from "./_inspect.ts";
+import { anchorPane, applyHerdrLayout, placePane } from "./_place.ts";
+import { setPaneStatus, setPaneTitle } from "./_title.ts";
 import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
 import {
   HERDR_CAPABILITIES,
@@ -110,15 +109,6 @@ function checkEnv(env: Readonly<Record<string, string>>): void {
     }
   }
 }
-
-/** The split directions of a layout: from the anchor, then from the newest owned pane. */
-const DIRECTIONS: Record<LayoutName, readonly ["right" | "down", "right" | "down"]> = {
-  "main-vertical": ["right", "down"],
-  "main-horizontal": ["down", "right"],
-  "even-horizontal": ["right", "right"],
-  "even-vertical": ["down", "down"],
-  tiled: ["right", "down"],
-};
 
 const ANCHOR_HINT =
   "Run muxbridge inside the herdr pane it should open panes next to (HERDR_PANE_ID)";
@@ -172,45 +162,8 @@ export function createHerdrBackend(
   const envFiles = new Map<string, CredentialsFile>();
   let spawnQueue: Promise<unknown> = Promise.resolve();
 
-  /**
-   * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
-   * another server would name an unrelated pane.
-   */
-  const anchor = (): PaneId | undefined => {
-    if (!layer?.paneId) return undefined;
-    const { session, socket_path } = deps.config.herdr;
-    if (
-      (session !== undefined && session !== layer.session) ||
-      (socket_path !== undefined && socket_path !== layer.socket)
-    ) {
-      return undefined;
-    }
-    return herdrPaneId(layer.paneId);
-  };
-
+  const anchor = (): PaneId | undefined => anchorPane(deps.config.herdr, layer);
   const listPanes = (signal?: AbortSignal) => api.list(signal);
-
-  /** Where the next split goes: beside the newest pane still open, else off the anchor. */
-  const placement = async (signal?: AbortSignal) => {
-    const [first, next] = DIRECTIONS[deps.config.layout];
-    if (opened.length > 0) {
-      const live = new Set((await listPanes(signal)).map((p) => p.pane_id));
-      while (opened.length > 0 && !live.has(opened[opened.length - 1])) opened.pop();
-      const last = opened.at(-1);
-      if (last) return { target: last, direction: next };
-    }
-    return { target: anchor(), direction: first };
-  };
-
-  /** The pane's process id (its shell, which `exec`s into the program): best effort. */
-  const shellPid = async (paneId: string, signal?: AbortSignal) => {
-    try {
-      return await api.shellPid(paneId, signal);
-    } catch (err) {
-      deps.log.debug(`herdr: no pid for pane ${paneId}: ${(err as Error).message}`);
-      return undefined;
-    }
-  };
 
   const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
     validateTarget("owner", req.owner);
@@ -224,7 +177,12 @@ export function createHerdrBackend(
     checkEnv(req.env);
     const line = validateText("pane command", LAUNCH_LINE);
     await version(req.signal);
-    const { target, direction } = await placement(req.signal);
+    const { target, direction } = await placePane({
+      layout: deps.config.layout,
+      opened,
+      list: listPanes,
+      anchor,
+    }, req.signal);
     const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
     let paneId: PaneId;
     try {
@@ -247,7 +205,7 @@ export function createHerdrBackend(
       throw err;
     }
     if (envFile) envFiles.set(paneId, envFile);
-    const pid = await shellPid(paneId, req.signal);
+    const pid = await paneShellPid(api, deps.log, paneId, req.signal);
     try {
       await api.run(paneId, line, req.signal);
     } catch (err) {
@@ -259,7 +217,7 @@ export function createHerdrBackend(
     opened.push(paneId);
     if (title !== "") {
       try {
-        await setTitle(paneId, title, req.signal);
+        await setPaneTitle(api, paneId, title, req.signal);
       } catch (err) {
         deps.log.warn(`herdr: cannot title pane ${paneId}: ${(err as Error).message}`);
       }
@@ -286,52 +244,6 @@ export function createHerdrBackend(
     const run = spawnQueue.then(() => doSpawn(req));
     spawnQueue = run.catch(() => {});
     return run;
-  };
-
-  /**
-   * Sets the pane's label. herdr shows it in its own UI: the title never reaches the terminal
-   * as an escape sequence. It is one argv element that must not start with "-" (herdr would
-   * read `--clear`, `--help` or `--session` there) and holds no control characters.
-   */
-  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
-    const id = herdrPaneId(paneId);
-    const clean = cleanTitle(title);
-    const label = clean === "" ? null : validateText("pane title", clean);
-    await api.rename(id, label, signal);
-  };
-
-  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = herdrPaneId(paneId);
-    const pane = await api.get(id, signal);
-    if (pane === null) return null;
-    // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
-    const info: PaneInfo = { paneId: herdrPaneId(pane.pane_id), dead: false };
-    if (pane.label !== undefined) info.title = pane.label;
-    return info;
-  };
-
-  /**
-   * Panes whose process environment holds the token: every pane's shell pid (`pane
-   * process-info`), its environment read from the system. A pane whose pid herdr does not tell,
-   * or whose environment cannot be read, is not matched (never closed on a guess).
-   */
-  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> => {
-    if (!capabilities.spawnToken) return [];
-    const found: PaneInfo[] = [];
-    for (const pane of await listPanes(signal)) {
-      const pid = await shellPid(pane.pane_id, signal);
-      if (pid !== undefined && environ(pid)?.[SPAWN_TOKEN_VAR] === token) {
-        found.push({ paneId: herdrPaneId(pane.pane_id), dead: false, pid });
-      }
-    }
-    return found;
-  };
-
-  const applyLayout = (req: LayoutRequest): Promise<LayoutResult> => {
-    const detail =
-      `herdr has no command that rebalances only muxbridge's panes; ${req.layout} picks the split directions of new panes`;
-    deps.log.debug(`herdr layout: ${detail}`);
-    return Promise.resolve({ applied: false, detail });
   };
 
   const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
@@ -420,7 +332,7 @@ export function createHerdrBackend(
       });
     } else {
       try {
-        const found = await inspect(a, signal);
+        const found = await inspectPane(api, a, signal);
         checks.push(
           found ? { name: "herdr anchor", status: "pass", detail: `panes open next to ${a}` } : {
             name: "herdr anchor",
@@ -441,9 +353,10 @@ export function createHerdrBackend(
     capabilities,
     probe,
     spawn,
-    inspect,
+    inspect: (paneId, signal) => inspectPane(api, paneId, signal),
     listOwned: () => Promise.resolve([]),
-    findSpawned,
+    findSpawned: (token, signal) =>
+      findSpawnedPanes({ api, log: deps.log, environ, capabilities }, token, signal),
     async interrupt(paneId, signal) {
       const id = herdrPaneId(paneId);
       // Silent on success (docs/backends/herdr.md §7); an unknown pane is a pane_not_found error
@@ -455,16 +368,12 @@ export function createHerdrBackend(
       forgetEnvFile(id);
       await api.close(id, signal);
     },
-    setTitle,
-    async setStatus(paneId, status, signal) {
-      // herdr has no command list: the label, then the agent report (docs/backends/herdr.md §16).
-      await setTitle(paneId, status.title, signal);
-      await agents.report(herdrPaneId(paneId), status, signal);
-    },
+    setTitle: (paneId, title, signal) => setPaneTitle(api, paneId, title, signal),
+    setStatus: (paneId, status, signal) => setPaneStatus(api, agents, paneId, status, signal),
     releaseStatus(paneId, sessionId, signal) {
       return agents.release(herdrPaneId(paneId), sessionId, signal);
     },
-    applyLayout,
+    applyLayout: (req) => applyHerdrLayout(deps.log, req),
     doctor,
   };
 }
