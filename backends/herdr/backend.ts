@@ -35,44 +35,26 @@ import type {
   Capabilities,
   Check,
   ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
-import { MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
-import {
-  cleanTitle,
-  type PaneId,
-  validateDirectory,
-  validateTarget,
-  validateText,
-} from "../../lib/sys/validate.ts";
+import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import { createAgentReporter } from "./_agent.ts";
 import { createHerdrApi } from "./_api.ts";
+import { interruptPane, killPane } from "./_close.ts";
 import { herdrError } from "./_command.ts";
-import {
-  type CredentialsFile,
-  removeCredentialsFile,
-  writeCredentialsFile,
-} from "../../lib/sys/credentials_file.ts";
-import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
+import { findSpawnedPanes, inspectPane } from "./_inspect.ts";
 import { herdrPaneId } from "./_parse.ts";
-import { findSpawnedPanes, inspectPane, paneShellPid } from "./_inspect.ts";
-import { anchorPane, applyHerdrLayout, placePane } from "./_place.ts";
+import { anchorPane, applyHerdrLayout } from "./_place.ts";
+import { createSpawnState, spawnPane } from "./_spawn.ts";
 import { setPaneStatus, setPaneTitle } from "./_title.ts";
-import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
 import {
   HERDR_CAPABILITIES,
   HERDR_DOCTOR,
   HERDR_MIN_VERSION,
   type HerdrConfig,
 } from "./_traits.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
-
-/** The token, checked (tokenMarker throws for anything else). */
-const checkToken = (token: string) => (tokenMarker(token), token);
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -84,30 +66,6 @@ export interface HerdrBackendOptions {
    * @default `processEnviron` (lib/sys/processes.ts; Linux only)
    */
   environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
-}
-
-/** Variables herdr manages itself (a caller's `--env` cannot override them, docs/backends/herdr.md §4). */
-const RESERVED_ENV = new Set([
-  "HERDR_ENV",
-  "HERDR_SOCKET_PATH",
-  "HERDR_BIN_PATH",
-  "HERDR_WORKSPACE_ID",
-  "HERDR_TAB_ID",
-  "HERDR_PANE_ID",
-  LAUNCH_VAR,
-  SPAWN_TOKEN_VAR,
-]);
-
-/** Checks every name and value of a pane's variables. */
-function checkEnv(env: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || RESERVED_ENV.has(name) || value.includes("\0")) {
-      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
-        hint:
-          "A variable name is letters, digits and _ and not one herdr sets; a value holds no NUL",
-      });
-    }
-  }
 }
 
 const ANCHOR_HINT =
@@ -156,95 +114,10 @@ export function createHerdrBackend(
   };
   const herdr = api.cli;
   const version = api.version;
-  /** Panes this backend opened, oldest first: later splits stack beside the newest. */
-  const opened: string[] = [];
-  /** Credentials files not yet read by their pane's shell, by pane: removed when it closes. */
-  const envFiles = new Map<string, CredentialsFile>();
-  let spawnQueue: Promise<unknown> = Promise.resolve();
+  const spawns = createSpawnState();
 
   const anchor = (): PaneId | undefined => anchorPane(deps.config.herdr, layer);
   const listPanes = (signal?: AbortSignal) => api.list(signal);
-
-  const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateTarget("owner", req.owner);
-    const cwd = validateDirectory(req.cwd);
-    const title = cleanTitle(req.title);
-    if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
-      throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
-        hint: "The pane command needs a program and no NUL characters",
-      });
-    }
-    checkEnv(req.env);
-    const line = validateText("pane command", LAUNCH_LINE);
-    await version(req.signal);
-    const { target, direction } = await placePane({
-      layout: deps.config.layout,
-      opened,
-      list: listPanes,
-      anchor,
-    }, req.signal);
-    const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
-    let paneId: PaneId;
-    try {
-      // Only the command travels in the pane's environment, on either transport: the
-      // credentials stay in their private file (see herdr/_launch.ts).
-      paneId = herdrPaneId(
-        await api.split({
-          ...(target === undefined ? {} : { target }),
-          direction,
-          cwd,
-          env: {
-            [LAUNCH_VAR]: launchCommand(req.argv, envFile),
-            // In the shell's environment from the split on, and the program's after `exec`.
-            ...(req.token === undefined ? {} : { [SPAWN_TOKEN_VAR]: checkToken(req.token) }),
-          },
-        }, req.signal),
-      );
-    } catch (err) {
-      if (envFile) removeCredentialsFile(envFile);
-      throw err;
-    }
-    if (envFile) envFiles.set(paneId, envFile);
-    const pid = await paneShellPid(api, deps.log, paneId, req.signal);
-    try {
-      await api.run(paneId, line, req.signal);
-    } catch (err) {
-      // A shell pane without the program would stay forever: close it.
-      await api.close(paneId).catch(() => {});
-      forgetEnvFile(paneId);
-      throw err;
-    }
-    opened.push(paneId);
-    if (title !== "") {
-      try {
-        await setPaneTitle(api, paneId, title, req.signal);
-      } catch (err) {
-        deps.log.warn(`herdr: cannot title pane ${paneId}: ${(err as Error).message}`);
-      }
-    }
-    if (req.status !== undefined && req.status.state !== "unknown") {
-      // The pane is open either way: a report that fails now goes again at the next change.
-      await agents.report(paneId, req.status, req.signal).catch((err) =>
-        deps.log.debug(`herdr: cannot report the agent of ${paneId}: ${(err as Error).message}`)
-      );
-    }
-    return pid === undefined ? { paneId } : { paneId, pid };
-  };
-
-  /** Removes a pane's credentials file, if its shell has not already. */
-  const forgetEnvFile = (paneId: string) => {
-    const envFile = envFiles.get(paneId);
-    if (!envFile) return;
-    envFiles.delete(paneId);
-    removeCredentialsFile(envFile);
-  };
-
-  const spawn = (req: SpawnRequest): Promise<SpawnedPane> => {
-    // One at a time: concurrent splits of the same pane land on top of each other (OMOS #762).
-    const run = spawnQueue.then(() => doSpawn(req));
-    spawnQueue = run.catch(() => {});
-    return run;
-  };
 
   const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
     const v = await version(signal);
@@ -352,22 +225,13 @@ export function createHerdrBackend(
     name: "herdr",
     capabilities,
     probe,
-    spawn,
+    spawn: (req) => spawnPane({ deps, api, agents, anchor, state: spawns }, req),
     inspect: (paneId, signal) => inspectPane(api, paneId, signal),
     listOwned: () => Promise.resolve([]),
     findSpawned: (token, signal) =>
       findSpawnedPanes({ api, log: deps.log, environ, capabilities }, token, signal),
-    async interrupt(paneId, signal) {
-      const id = herdrPaneId(paneId);
-      // Silent on success (docs/backends/herdr.md §7); an unknown pane is a pane_not_found error
-      // line.
-      await api.sendKeys(id, ["ctrl+c"], signal);
-    },
-    async kill(paneId, signal) {
-      const id = herdrPaneId(paneId);
-      forgetEnvFile(id);
-      await api.close(id, signal);
-    },
+    interrupt: (paneId, signal) => interruptPane(api, paneId, signal),
+    kill: (paneId, signal) => killPane(api, spawns.envFiles, paneId, signal),
     setTitle: (paneId, title, signal) => setPaneTitle(api, paneId, title, signal),
     setStatus: (paneId, status, signal) => setPaneStatus(api, agents, paneId, status, signal),
     releaseStatus(paneId, sessionId, signal) {
