@@ -16,11 +16,11 @@
  * 0.9.1 only because its fixtures were captured there; the peer plugin claims >= 0.8.0 without
  * checking. Preview builds sort before their release (`0.8.2-preview.…` is refused).
  *
- * How commands reach herdr (`herdr/_api.ts`): by default (`herdr.transport: auto`) over herdr's
- * API socket, one connection per request and no process, when the socket answers `ping` with a
- * protocol muxbridge speaks; else, and after the socket fails, one `herdr` process per command.
- * Both ways send the same values: the launch command in the pane's environment, the same constant
- * typed line, the credentials in their private file.
+ * How commands reach herdr (`herdr/_api.ts`, `herdr/_transport.ts`): by default
+ * (`herdr.transport: auto`) over herdr's API socket, one connection per request and no process,
+ * when the socket answers `ping` with a protocol muxbridge speaks; else, and after the socket
+ * fails, one `herdr` process per command. Both ways send the same values: the launch command in
+ * the pane's environment, the same constant typed line, the credentials in their private file.
  *
  * What herdr cannot do: no hidden per-pane data (labels are shown), so ownership survives a
  * crash through muxbridge's durable records (`marks` false); no layout rebalancing API for a
@@ -29,32 +29,20 @@
  * @module
  */
 
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  ProbeResult,
-} from "../../lib/backend/backend.ts";
-import { failedCheck } from "../../lib/backend/failed_check.ts";
+import type { Backend, BackendDeps, Capabilities } from "../../lib/backend/backend.ts";
 import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
-import type { PaneId } from "../../lib/sys/validate.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { createAgentReporter } from "./_agent.ts";
 import { createHerdrApi } from "./_api.ts";
 import { interruptPane, killPane } from "./_close.ts";
-import { herdrError } from "./_command.ts";
+import { herdrDoctor, probeHerdr } from "./_doctor.ts";
 import { findSpawnedPanes, inspectPane } from "./_inspect.ts";
 import { herdrPaneId } from "./_parse.ts";
 import { anchorPane, applyHerdrLayout } from "./_place.ts";
 import { createSpawnState, spawnPane } from "./_spawn.ts";
 import { setPaneStatus, setPaneTitle } from "./_title.ts";
-import {
-  HERDR_CAPABILITIES,
-  HERDR_DOCTOR,
-  HERDR_MIN_VERSION,
-  type HerdrConfig,
-} from "./_traits.ts";
+import { HERDR_CAPABILITIES, type HerdrConfig } from "./_traits.ts";
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -67,9 +55,6 @@ export interface HerdrBackendOptions {
    */
   environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
 }
-
-const ANCHOR_HINT =
-  "Run muxbridge inside the herdr pane it should open panes next to (HERDR_PANE_ID)";
 
 /**
  * Creates the herdr backend.
@@ -112,119 +97,13 @@ export function createHerdrBackend(
     ...HERDR_CAPABILITIES,
     spawnToken: options.environ !== undefined || ENVIRON_READABLE,
   };
-  const herdr = api.cli;
-  const version = api.version;
-  const spawns = createSpawnState();
-
   const anchor = (): PaneId | undefined => anchorPane(deps.config.herdr, layer);
-  const listPanes = (signal?: AbortSignal) => api.list(signal);
-
-  const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
-    const v = await version(signal);
-    await listPanes(signal);
-    const { transport } = await api.transport(signal);
-    return { binary: transport === "socket" ? api.target() : herdr.bin, version: v };
-  };
-
-  const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
-    const checks: Check[] = [];
-    const skip = (why: string) => {
-      for (const name of HERDR_DOCTOR.slice(1)) {
-        if (!checks.some((c) => c.name === name)) {
-          checks.push({ name, status: "fail", detail: `not checked: ${why}` });
-        }
-      }
-      return checks;
-    };
-    // The transport first (one ping): over the socket, the binary is only the fallback's.
-    const state = await api.transport(signal).catch((err) => err as Error);
-    const viaSocket = !(state instanceof Error) && state.transport === "socket";
-    const raw = await herdr.version(signal).catch((err) => err as Error);
-    if (raw instanceof Error || raw.code !== 0) {
-      const err = raw instanceof Error ? raw : herdrError("read the herdr version", raw);
-      if (!viaSocket) {
-        checks.push(failedCheck("herdr binary", err));
-        return skip(raw instanceof Error ? "no herdr binary" : "herdr --version failed");
-      }
-      checks.push({
-        ...failedCheck("herdr binary", err),
-        status: "warn",
-        detail: `${err.message} (needed only if herdr's socket fails)`,
-      });
-    } else {
-      checks.push({
-        name: "herdr binary",
-        status: "pass",
-        detail: `${herdr.bin}: ${raw.stdout.trim()}`,
-      });
-    }
-    if (state instanceof Error) {
-      checks.push(failedCheck("herdr transport", state));
-      return skip("herdr's socket is unusable");
-    }
-    checks.push(
-      state.fellBack
-        ? {
-          name: "herdr transport",
-          status: "warn",
-          detail: state.detail,
-          hint:
-            "muxbridge works through the herdr CLI; set herdr.transport to cli if this is expected",
-        }
-        : { name: "herdr transport", status: "pass", detail: state.detail },
-    );
-    try {
-      const v = await version(signal);
-      checks.push({
-        name: "herdr version",
-        status: "pass",
-        detail: `${v} >= ${HERDR_MIN_VERSION}`,
-      });
-    } catch (err) {
-      checks.push(failedCheck("herdr version", err));
-      return skip("unsupported herdr version");
-    }
-    try {
-      const panes = await listPanes(signal);
-      checks.push({
-        name: "herdr server",
-        status: "pass",
-        detail: `the server on ${api.target()} answers with ${panes.length} panes`,
-      });
-    } catch (err) {
-      checks.push(failedCheck("herdr server", err));
-      return skip("no herdr server");
-    }
-    const a = anchor();
-    if (a === undefined) {
-      checks.push({
-        name: "herdr anchor",
-        status: "warn",
-        detail: "muxbridge does not run in a pane of this server: panes split the focused pane",
-        hint: ANCHOR_HINT,
-      });
-    } else {
-      try {
-        const found = await inspectPane(api, a, signal);
-        checks.push(
-          found ? { name: "herdr anchor", status: "pass", detail: `panes open next to ${a}` } : {
-            name: "herdr anchor",
-            status: "fail",
-            detail: `herdr does not know pane ${a}`,
-            hint: ANCHOR_HINT,
-          },
-        );
-      } catch (err) {
-        checks.push(failedCheck("herdr anchor", err, ANCHOR_HINT));
-      }
-    }
-    return checks;
-  };
+  const spawns = createSpawnState();
 
   return {
     name: "herdr",
     capabilities,
-    probe,
+    probe: (signal) => probeHerdr(api, signal),
     spawn: (req) => spawnPane({ deps, api, agents, anchor, state: spawns }, req),
     inspect: (paneId, signal) => inspectPane(api, paneId, signal),
     listOwned: () => Promise.resolve([]),
@@ -234,10 +113,9 @@ export function createHerdrBackend(
     kill: (paneId, signal) => killPane(api, spawns.envFiles, paneId, signal),
     setTitle: (paneId, title, signal) => setPaneTitle(api, paneId, title, signal),
     setStatus: (paneId, status, signal) => setPaneStatus(api, agents, paneId, status, signal),
-    releaseStatus(paneId, sessionId, signal) {
-      return agents.release(herdrPaneId(paneId), sessionId, signal);
-    },
+    releaseStatus: (paneId, sessionId, signal) =>
+      agents.release(herdrPaneId(paneId), sessionId, signal),
     applyLayout: (req) => applyHerdrLayout(deps.log, req),
-    doctor,
+    doctor: (signal) => herdrDoctor({ api, anchor }, signal),
   };
 }
