@@ -19,7 +19,8 @@ import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { PaneState, PaneStatus } from "../../lib/backend/pane_status.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import type { PaneId, SessionId } from "../../lib/sys/validate.ts";
-import type { HerdrApi, HerdrOp } from "./_api.ts";
+import type { HerdrApi } from "./_api.ts";
+import type { HerdrOp } from "./_ops.ts";
 import type { HerdrConfig } from "./_traits.ts";
 
 /** The report's source: a third party's, by herdr's convention (`custom:<name>`). */

@@ -16,11 +16,11 @@
  * 0.9.1 only because its fixtures were captured there; the peer plugin claims >= 0.8.0 without
  * checking. Preview builds sort before their release (`0.8.2-preview.…` is refused).
  *
- * How commands reach herdr (`herdr/_api.ts`): by default (`herdr.transport: auto`) over herdr's
- * API socket, one connection per request and no process, when the socket answers `ping` with a
- * protocol muxbridge speaks; else, and after the socket fails, one `herdr` process per command.
- * Both ways send the same values: the launch command in the pane's environment, the same constant
- * typed line, the credentials in their private file.
+ * How commands reach herdr (`herdr/_api.ts`, `herdr/_transport.ts`): by default
+ * (`herdr.transport: auto`) over herdr's API socket, one connection per request and no process,
+ * when the socket answers `ping` with a protocol muxbridge speaks; else, and after the socket
+ * fails, one `herdr` process per command. Both ways send the same values: the launch command in
+ * the pane's environment, the same constant typed line, the credentials in their private file.
  *
  * What herdr cannot do: no hidden per-pane data (labels are shown), so ownership survives a
  * crash through muxbridge's durable records (`marks` false); no layout rebalancing API for a
@@ -29,51 +29,20 @@
  * @module
  */
 
-import type {
-  Backend,
-  BackendDeps,
-  Capabilities,
-  Check,
-  LayoutRequest,
-  LayoutResult,
-  PaneInfo,
-  ProbeResult,
-  SpawnedPane,
-  SpawnRequest,
-} from "../../lib/backend/backend.ts";
-import { failedCheck } from "../../lib/backend/failed_check.ts";
-import type { LayoutName } from "../../lib/config/config.ts";
-import { MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
-import {
-  cleanTitle,
-  type PaneId,
-  validateDirectory,
-  validateTarget,
-  validateText,
-} from "../../lib/sys/validate.ts";
+import type { Backend, BackendDeps, Capabilities } from "../../lib/backend/backend.ts";
+import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
 import type { UnixRequester } from "../../lib/sys/unix_request.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
 import { createAgentReporter } from "./_agent.ts";
 import { createHerdrApi } from "./_api.ts";
-import { herdrError } from "./_command.ts";
-import {
-  type CredentialsFile,
-  removeCredentialsFile,
-  writeCredentialsFile,
-} from "../../lib/sys/credentials_file.ts";
-import { LAUNCH_LINE, LAUNCH_VAR, launchCommand } from "./_launch.ts";
+import { interruptPane, killPane } from "./_close.ts";
+import { herdrDoctor, probeHerdr } from "./_doctor.ts";
+import { findSpawnedPanes, inspectPane } from "./_inspect.ts";
 import { herdrPaneId } from "./_parse.ts";
-import { ENVIRON_READABLE, processEnviron } from "../../lib/sys/processes.ts";
-import {
-  HERDR_CAPABILITIES,
-  HERDR_DOCTOR,
-  HERDR_MIN_VERSION,
-  type HerdrConfig,
-} from "./_traits.ts";
-import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
-
-/** The token, checked (tokenMarker throws for anything else). */
-const checkToken = (token: string) => (tokenMarker(token), token);
+import { anchorPane, applyHerdrLayout } from "./_place.ts";
+import { createSpawnState, spawnPane } from "./_spawn.ts";
+import { setPaneStatus, setPaneTitle } from "./_title.ts";
+import { HERDR_CAPABILITIES, type HerdrConfig } from "./_traits.ts";
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -86,42 +55,6 @@ export interface HerdrBackendOptions {
    */
   environ?: (pid: number) => Readonly<Record<string, string>> | undefined;
 }
-
-/** Variables herdr manages itself (a caller's `--env` cannot override them, docs/backends/herdr.md §4). */
-const RESERVED_ENV = new Set([
-  "HERDR_ENV",
-  "HERDR_SOCKET_PATH",
-  "HERDR_BIN_PATH",
-  "HERDR_WORKSPACE_ID",
-  "HERDR_TAB_ID",
-  "HERDR_PANE_ID",
-  LAUNCH_VAR,
-  SPAWN_TOKEN_VAR,
-]);
-
-/** Checks every name and value of a pane's variables. */
-function checkEnv(env: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || RESERVED_ENV.has(name) || value.includes("\0")) {
-      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
-        hint:
-          "A variable name is letters, digits and _ and not one herdr sets; a value holds no NUL",
-      });
-    }
-  }
-}
-
-/** The split directions of a layout: from the anchor, then from the newest owned pane. */
-const DIRECTIONS: Record<LayoutName, readonly ["right" | "down", "right" | "down"]> = {
-  "main-vertical": ["right", "down"],
-  "main-horizontal": ["down", "right"],
-  "even-horizontal": ["right", "right"],
-  "even-vertical": ["down", "down"],
-  tiled: ["right", "down"],
-};
-
-const ANCHOR_HINT =
-  "Run muxbridge inside the herdr pane it should open panes next to (HERDR_PANE_ID)";
 
 /**
  * Creates the herdr backend.
@@ -164,307 +97,25 @@ export function createHerdrBackend(
     ...HERDR_CAPABILITIES,
     spawnToken: options.environ !== undefined || ENVIRON_READABLE,
   };
-  const herdr = api.cli;
-  const version = api.version;
-  /** Panes this backend opened, oldest first: later splits stack beside the newest. */
-  const opened: string[] = [];
-  /** Credentials files not yet read by their pane's shell, by pane: removed when it closes. */
-  const envFiles = new Map<string, CredentialsFile>();
-  let spawnQueue: Promise<unknown> = Promise.resolve();
-
-  /**
-   * The caller's pane, when muxbridge talks to the herdr server it runs in: a pane id of
-   * another server would name an unrelated pane.
-   */
-  const anchor = (): PaneId | undefined => {
-    if (!layer?.paneId) return undefined;
-    const { session, socket_path } = deps.config.herdr;
-    if (
-      (session !== undefined && session !== layer.session) ||
-      (socket_path !== undefined && socket_path !== layer.socket)
-    ) {
-      return undefined;
-    }
-    return herdrPaneId(layer.paneId);
-  };
-
-  const listPanes = (signal?: AbortSignal) => api.list(signal);
-
-  /** Where the next split goes: beside the newest pane still open, else off the anchor. */
-  const placement = async (signal?: AbortSignal) => {
-    const [first, next] = DIRECTIONS[deps.config.layout];
-    if (opened.length > 0) {
-      const live = new Set((await listPanes(signal)).map((p) => p.pane_id));
-      while (opened.length > 0 && !live.has(opened[opened.length - 1])) opened.pop();
-      const last = opened.at(-1);
-      if (last) return { target: last, direction: next };
-    }
-    return { target: anchor(), direction: first };
-  };
-
-  /** The pane's process id (its shell, which `exec`s into the program): best effort. */
-  const shellPid = async (paneId: string, signal?: AbortSignal) => {
-    try {
-      return await api.shellPid(paneId, signal);
-    } catch (err) {
-      deps.log.debug(`herdr: no pid for pane ${paneId}: ${(err as Error).message}`);
-      return undefined;
-    }
-  };
-
-  const doSpawn = async (req: SpawnRequest): Promise<SpawnedPane> => {
-    validateTarget("owner", req.owner);
-    const cwd = validateDirectory(req.cwd);
-    const title = cleanTitle(req.title);
-    if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
-      throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
-        hint: "The pane command needs a program and no NUL characters",
-      });
-    }
-    checkEnv(req.env);
-    const line = validateText("pane command", LAUNCH_LINE);
-    await version(req.signal);
-    const { target, direction } = await placement(req.signal);
-    const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
-    let paneId: PaneId;
-    try {
-      // Only the command travels in the pane's environment, on either transport: the
-      // credentials stay in their private file (see herdr/_launch.ts).
-      paneId = herdrPaneId(
-        await api.split({
-          ...(target === undefined ? {} : { target }),
-          direction,
-          cwd,
-          env: {
-            [LAUNCH_VAR]: launchCommand(req.argv, envFile),
-            // In the shell's environment from the split on, and the program's after `exec`.
-            ...(req.token === undefined ? {} : { [SPAWN_TOKEN_VAR]: checkToken(req.token) }),
-          },
-        }, req.signal),
-      );
-    } catch (err) {
-      if (envFile) removeCredentialsFile(envFile);
-      throw err;
-    }
-    if (envFile) envFiles.set(paneId, envFile);
-    const pid = await shellPid(paneId, req.signal);
-    try {
-      await api.run(paneId, line, req.signal);
-    } catch (err) {
-      // A shell pane without the program would stay forever: close it.
-      await api.close(paneId).catch(() => {});
-      forgetEnvFile(paneId);
-      throw err;
-    }
-    opened.push(paneId);
-    if (title !== "") {
-      try {
-        await setTitle(paneId, title, req.signal);
-      } catch (err) {
-        deps.log.warn(`herdr: cannot title pane ${paneId}: ${(err as Error).message}`);
-      }
-    }
-    if (req.status !== undefined && req.status.state !== "unknown") {
-      // The pane is open either way: a report that fails now goes again at the next change.
-      await agents.report(paneId, req.status, req.signal).catch((err) =>
-        deps.log.debug(`herdr: cannot report the agent of ${paneId}: ${(err as Error).message}`)
-      );
-    }
-    return pid === undefined ? { paneId } : { paneId, pid };
-  };
-
-  /** Removes a pane's credentials file, if its shell has not already. */
-  const forgetEnvFile = (paneId: string) => {
-    const envFile = envFiles.get(paneId);
-    if (!envFile) return;
-    envFiles.delete(paneId);
-    removeCredentialsFile(envFile);
-  };
-
-  const spawn = (req: SpawnRequest): Promise<SpawnedPane> => {
-    // One at a time: concurrent splits of the same pane land on top of each other (OMOS #762).
-    const run = spawnQueue.then(() => doSpawn(req));
-    spawnQueue = run.catch(() => {});
-    return run;
-  };
-
-  /**
-   * Sets the pane's label. herdr shows it in its own UI: the title never reaches the terminal
-   * as an escape sequence. It is one argv element that must not start with "-" (herdr would
-   * read `--clear`, `--help` or `--session` there) and holds no control characters.
-   */
-  const setTitle = async (paneId: PaneId, title: string, signal?: AbortSignal) => {
-    const id = herdrPaneId(paneId);
-    const clean = cleanTitle(title);
-    const label = clean === "" ? null : validateText("pane title", clean);
-    await api.rename(id, label, signal);
-  };
-
-  const inspect = async (paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null> => {
-    const id = herdrPaneId(paneId);
-    const pane = await api.get(id, signal);
-    if (pane === null) return null;
-    // herdr closes a pane whose shell exited (the program is exec'd into it): no dead panes.
-    const info: PaneInfo = { paneId: herdrPaneId(pane.pane_id), dead: false };
-    if (pane.label !== undefined) info.title = pane.label;
-    return info;
-  };
-
-  /**
-   * Panes whose process environment holds the token: every pane's shell pid (`pane
-   * process-info`), its environment read from the system. A pane whose pid herdr does not tell,
-   * or whose environment cannot be read, is not matched (never closed on a guess).
-   */
-  const findSpawned = async (token: string, signal?: AbortSignal): Promise<PaneInfo[]> => {
-    if (!capabilities.spawnToken) return [];
-    const found: PaneInfo[] = [];
-    for (const pane of await listPanes(signal)) {
-      const pid = await shellPid(pane.pane_id, signal);
-      if (pid !== undefined && environ(pid)?.[SPAWN_TOKEN_VAR] === token) {
-        found.push({ paneId: herdrPaneId(pane.pane_id), dead: false, pid });
-      }
-    }
-    return found;
-  };
-
-  const applyLayout = (req: LayoutRequest): Promise<LayoutResult> => {
-    const detail =
-      `herdr has no command that rebalances only muxbridge's panes; ${req.layout} picks the split directions of new panes`;
-    deps.log.debug(`herdr layout: ${detail}`);
-    return Promise.resolve({ applied: false, detail });
-  };
-
-  const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
-    const v = await version(signal);
-    await listPanes(signal);
-    const { transport } = await api.transport(signal);
-    return { binary: transport === "socket" ? api.target() : herdr.bin, version: v };
-  };
-
-  const doctor = async (signal?: AbortSignal): Promise<Check[]> => {
-    const checks: Check[] = [];
-    const skip = (why: string) => {
-      for (const name of HERDR_DOCTOR.slice(1)) {
-        if (!checks.some((c) => c.name === name)) {
-          checks.push({ name, status: "fail", detail: `not checked: ${why}` });
-        }
-      }
-      return checks;
-    };
-    // The transport first (one ping): over the socket, the binary is only the fallback's.
-    const state = await api.transport(signal).catch((err) => err as Error);
-    const viaSocket = !(state instanceof Error) && state.transport === "socket";
-    const raw = await herdr.version(signal).catch((err) => err as Error);
-    if (raw instanceof Error || raw.code !== 0) {
-      const err = raw instanceof Error ? raw : herdrError("read the herdr version", raw);
-      if (!viaSocket) {
-        checks.push(failedCheck("herdr binary", err));
-        return skip(raw instanceof Error ? "no herdr binary" : "herdr --version failed");
-      }
-      checks.push({
-        ...failedCheck("herdr binary", err),
-        status: "warn",
-        detail: `${err.message} (needed only if herdr's socket fails)`,
-      });
-    } else {
-      checks.push({
-        name: "herdr binary",
-        status: "pass",
-        detail: `${herdr.bin}: ${raw.stdout.trim()}`,
-      });
-    }
-    if (state instanceof Error) {
-      checks.push(failedCheck("herdr transport", state));
-      return skip("herdr's socket is unusable");
-    }
-    checks.push(
-      state.fellBack
-        ? {
-          name: "herdr transport",
-          status: "warn",
-          detail: state.detail,
-          hint:
-            "muxbridge works through the herdr CLI; set herdr.transport to cli if this is expected",
-        }
-        : { name: "herdr transport", status: "pass", detail: state.detail },
-    );
-    try {
-      const v = await version(signal);
-      checks.push({
-        name: "herdr version",
-        status: "pass",
-        detail: `${v} >= ${HERDR_MIN_VERSION}`,
-      });
-    } catch (err) {
-      checks.push(failedCheck("herdr version", err));
-      return skip("unsupported herdr version");
-    }
-    try {
-      const panes = await listPanes(signal);
-      checks.push({
-        name: "herdr server",
-        status: "pass",
-        detail: `the server on ${api.target()} answers with ${panes.length} panes`,
-      });
-    } catch (err) {
-      checks.push(failedCheck("herdr server", err));
-      return skip("no herdr server");
-    }
-    const a = anchor();
-    if (a === undefined) {
-      checks.push({
-        name: "herdr anchor",
-        status: "warn",
-        detail: "muxbridge does not run in a pane of this server: panes split the focused pane",
-        hint: ANCHOR_HINT,
-      });
-    } else {
-      try {
-        const found = await inspect(a, signal);
-        checks.push(
-          found ? { name: "herdr anchor", status: "pass", detail: `panes open next to ${a}` } : {
-            name: "herdr anchor",
-            status: "fail",
-            detail: `herdr does not know pane ${a}`,
-            hint: ANCHOR_HINT,
-          },
-        );
-      } catch (err) {
-        checks.push(failedCheck("herdr anchor", err, ANCHOR_HINT));
-      }
-    }
-    return checks;
-  };
+  const anchor = (): PaneId | undefined => anchorPane(deps.config.herdr, layer);
+  const spawns = createSpawnState();
 
   return {
     name: "herdr",
     capabilities,
-    probe,
-    spawn,
-    inspect,
+    probe: (signal) => probeHerdr(api, signal),
+    spawn: (req) => spawnPane({ deps, api, agents, anchor, state: spawns }, req),
+    inspect: (paneId, signal) => inspectPane(api, paneId, signal),
     listOwned: () => Promise.resolve([]),
-    findSpawned,
-    async interrupt(paneId, signal) {
-      const id = herdrPaneId(paneId);
-      // Silent on success (docs/backends/herdr.md §7); an unknown pane is a pane_not_found error
-      // line.
-      await api.sendKeys(id, ["ctrl+c"], signal);
-    },
-    async kill(paneId, signal) {
-      const id = herdrPaneId(paneId);
-      forgetEnvFile(id);
-      await api.close(id, signal);
-    },
-    setTitle,
-    async setStatus(paneId, status, signal) {
-      // herdr has no command list: the label, then the agent report (docs/backends/herdr.md §16).
-      await setTitle(paneId, status.title, signal);
-      await agents.report(herdrPaneId(paneId), status, signal);
-    },
-    releaseStatus(paneId, sessionId, signal) {
-      return agents.release(herdrPaneId(paneId), sessionId, signal);
-    },
-    applyLayout,
-    doctor,
+    findSpawned: (token, signal) =>
+      findSpawnedPanes({ api, log: deps.log, environ, capabilities }, token, signal),
+    interrupt: (paneId, signal) => interruptPane(api, paneId, signal),
+    kill: (paneId, signal) => killPane(api, spawns.envFiles, paneId, signal),
+    setTitle: (paneId, title, signal) => setPaneTitle(api, paneId, title, signal),
+    setStatus: (paneId, status, signal) => setPaneStatus(api, agents, paneId, status, signal),
+    releaseStatus: (paneId, sessionId, signal) =>
+      agents.release(herdrPaneId(paneId), sessionId, signal),
+    applyLayout: (req) => applyHerdrLayout(deps.log, req),
+    doctor: (signal) => herdrDoctor({ api, anchor }, signal),
   };
 }
