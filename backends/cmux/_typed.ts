@@ -6,6 +6,7 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
 import { hasUnsafeChars } from "../../lib/sys/validate.ts";
@@ -26,9 +27,7 @@ import { hasUnsafeChars } from "../../lib/sys/validate.ts";
  * @throws {MuxError} `invalid_argument` for a value the line cannot carry safely.
  */
 export function typedCommand(cwd: string, argv: readonly string[]): string {
-  if (argv.length === 0) {
-    throw new MuxError("invalid_argument", "Cannot run an empty command in a cmux surface");
-  }
+  checkProgramArgv(argv);
   for (const value of [cwd, ...argv]) {
     if (value.includes("\\") || value.includes("\0") || hasUnsafeChars(value)) {
       throw new MuxError(

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
 import {
@@ -15,7 +16,6 @@ import {
   writeCredentialsFile,
 } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
 import {
   cleanTitle,
   type PaneId,
@@ -126,11 +126,7 @@ async function openPane(ctx: SpawnContext, req: SpawnRequest): Promise<SpawnedPa
   validateTarget("owner", req.owner);
   const cwd = validateDirectory(req.cwd);
   const title = cleanTitle(req.title);
-  if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
-    throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
-      hint: "The pane command needs a program and no NUL characters",
-    });
-  }
+  checkProgramArgv(req.argv);
   checkEnv(req.env);
   const line = validateText("pane command", LAUNCH_LINE);
   await api.version(req.signal);

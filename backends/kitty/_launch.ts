@@ -17,7 +17,7 @@
  * @module
  */
 
-import { MuxError } from "../../lib/sys/errors.ts";
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import { quote, shellCommand } from "../../lib/sys/shell_quote.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
 
@@ -67,11 +67,7 @@ const SUBSTITUTED = /^@/;
  */
 export function launchArgs(input: LaunchInput): LaunchPlan {
   const { argv, cwd } = input;
-  if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
-    throw new MuxError("invalid_argument", "Cannot run an empty command or one holding NUL", {
-      hint: "The pane command needs a program and no NUL characters",
-    });
-  }
+  checkProgramArgv(argv);
   const args = ["launch", "--type=window", "--keep-focus"];
   if (input.anchor !== undefined) {
     // --match picks the tab holding the anchor (0.26: "window_id … match the tab that contains

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import semver from "semver";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { checkPaneId } from "../../lib/backend/_pane_id.ts";
@@ -156,11 +157,7 @@ export function createProviderBackend(
     validateTarget("owner", req.owner);
     const cwd = validateDirectory(req.cwd);
     const title = cleanTitle(req.title);
-    if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
-      throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
-        hint: "The pane command needs a program and no NUL characters",
-      });
-    }
+    checkProgramArgv(req.argv);
     const provider = await info(req.signal);
     if (Object.keys(req.env).length > 0 && !provider.capabilities.env) {
       // Refused, not dropped: a pane without its credentials would fail to attach (contract).

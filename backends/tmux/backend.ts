@@ -9,6 +9,7 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type {
@@ -25,7 +26,6 @@ import type {
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import type { PaneStatus } from "../../lib/backend/pane_status.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
 import { shArgv } from "../../lib/sys/shell_quote.ts";
 import { tokenArgv, tokenMarker } from "../../lib/backend/spawn_token.ts";
 import {
@@ -57,11 +57,7 @@ import { TMUX_CAPABILITIES, TMUX_DOCTOR, TMUX_GATE, type TmuxConfig } from "./_t
  * from the moment tmux creates it.
  */
 function programArgv(argv: readonly string[], token?: string): string[] {
-  if (argv.length === 0 || argv.some((a) => a.includes("\0"))) {
-    throw new MuxError("invalid_argument", `Cannot run ${describeArgv(argv)} in a pane`, {
-      hint: "The pane command needs a program and no NUL characters",
-    });
-  }
+  checkProgramArgv(argv);
   if (token !== undefined) return tokenArgv(argv, token);
   // One element after `--` would go through the user's default-shell (§2).
   return argv.length === 1 ? shArgv(argv) : [...argv];

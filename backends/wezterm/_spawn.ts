@@ -6,10 +6,10 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
 import { removeCredentialsFile, writeCredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
 import {
   cleanTitle,
   type PaneId,
@@ -52,11 +52,7 @@ export async function spawnPane(ctx: SpawnContext, req: SpawnRequest): Promise<S
   validateTarget("owner", req.owner);
   const cwd = validateDirectory(req.cwd);
   cleanTitle(req.title); // no title to set (see backend.ts's module comment), but a title is checked
-  if (req.argv.length === 0 || req.argv[0] === "" || req.argv.some((a) => a.includes("\0"))) {
-    throw new MuxError("invalid_argument", `Cannot run ${describeArgv(req.argv)} in a pane`, {
-      hint: "The pane command needs a program and no NUL characters",
-    });
-  }
+  checkProgramArgv(req.argv);
   const anchor = panes.anchorId();
   const before = await panes.list(req.signal);
   const anchorPane = before.find((p) => p.paneId === anchor);

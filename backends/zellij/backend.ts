@@ -20,6 +20,7 @@
  * @module
  */
 
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import semver from "semver";
 import { binaryChecks } from "../../lib/backend/_binary_checks.ts";
 import { keepSuccess } from "../../lib/backend/_keep_success.ts";
@@ -38,7 +39,6 @@ import type {
 } from "../../lib/backend/backend.ts";
 import { failedCheck } from "../../lib/backend/failed_check.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { describeArgv } from "../../lib/sys/exec.ts";
 import { carriesToken, tokenArgv } from "../../lib/backend/spawn_token.ts";
 import {
   cleanTitle,
@@ -61,11 +61,7 @@ const NO_FOCUS_VERSION = "0.45.0";
 
 /** The program argv: zellij runs what follows `--` directly, without a shell (§2). */
 function programArgv(argv: readonly string[]): string[] {
-  if (argv.length === 0 || argv[0] === "" || argv.some((a) => a.includes("\0"))) {
-    throw new MuxError("invalid_argument", `Cannot run ${describeArgv(argv)} in a pane`, {
-      hint: "The pane command needs a program and no NUL characters",
-    });
-  }
+  checkProgramArgv(argv);
   return [...argv];
 }
 

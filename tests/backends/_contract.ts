@@ -191,6 +191,25 @@ export function backendContract(
     }
   });
 
+  test("spawn() refuses a program it cannot run (none, an empty name, a NUL) and no pane appears", async (f) => {
+    const before = await f.paneIds();
+    for (const argv of [[], [""], ["sh", "a\0b"]]) {
+      await assert.rejects(
+        f.backend.spawn({
+          sessionId: validateSessionId("ses_contractBadArgv"),
+          title: "bad argv",
+          argv,
+          cwd: f.dir,
+          env: {},
+          owner: "4242:1",
+        }),
+        (e) => isMuxError(e, "invalid_argument"),
+        JSON.stringify(argv),
+      );
+    }
+    assert.deepEqual(await f.paneIds(), before);
+  });
+
   test("setTitle() sets the title a hostile session title cleans to where the backend has titles", async (f) => {
     const { paneId } = await spawnStandIn(f, "ses_contractTitle", {}, false, startMs);
     const title = "fix $(touch x) `y` 'q'";
