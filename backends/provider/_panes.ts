@@ -1,0 +1,70 @@
+/**
+ * Private to the provider backend: the provider's panes as muxbridge reads them — the pane-id
+ * check every id passes, from an answer or before it is sent — and the `inspect` and
+ * `findSpawned` built on its `list`.
+ *
+ * @module
+ */
+
+import { checkPaneId } from "../../lib/backend/_pane_id.ts";
+import type { PaneInfo } from "../../lib/backend/backend.ts";
+import type { PaneId } from "../../lib/sys/validate.ts";
+import type { ProviderLink } from "./_link.ts";
+import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
+
+/**
+ * Makes a provider pane id, from an answer or before one is sent: the protocol's form only.
+ *
+ * @param paneId The id.
+ * @returns The checked id.
+ * @throws {MuxError} When the id is not of the protocol's form.
+ */
+export function providerPaneId(paneId: string): PaneId {
+  return checkPaneId(
+    paneId,
+    PROVIDER_PANE_ID,
+    "A provider pane id is 1-256 of A-Z a-z 0-9 % _ : . - (docs/provider-protocol.md)",
+  );
+}
+
+function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
+  const info: PaneInfo = { paneId: providerPaneId(pane.paneId), dead: !pane.alive };
+  if (pane.pid !== undefined) info.pid = pane.pid;
+  if (pane.title !== undefined) info.title = pane.title;
+  return info;
+}
+
+/**
+ * `inspect`: the pane as the provider lists it.
+ *
+ * @param link The backend's link to its provider.
+ * @param paneId The pane.
+ * @param signal Aborts the call.
+ * @returns The pane, or null when the provider does not list it.
+ */
+export async function inspectPane(
+  link: ProviderLink,
+  paneId: PaneId,
+  signal?: AbortSignal,
+): Promise<PaneInfo | null> {
+  const id = providerPaneId(paneId);
+  const pane = (await link.list(signal)).find((p) => p.paneId === id);
+  return pane ? toInfo(pane) : null;
+}
+
+/**
+ * `findSpawned`: the listed panes that carry the token, when the provider keeps tokens.
+ *
+ * @param link The backend's link to its provider.
+ * @param token The spawn token.
+ * @param signal Aborts the calls.
+ * @returns The panes; none when `capabilities.spawnToken` is false.
+ */
+export async function findSpawnedPanes(
+  link: ProviderLink,
+  token: string,
+  signal?: AbortSignal,
+): Promise<PaneInfo[]> {
+  if (!(await link.info(signal)).capabilities.spawnToken) return [];
+  return (await link.list(signal)).filter((p) => p.token === token).map(toInfo);
+}
