@@ -6,7 +6,7 @@
  * @module
  */
 
-import { columnHeightWithOneMore, tiledCell } from "./_layout.ts";
+import { columnHeightWithOneMore, tiledCell } from "./_window_layout.ts";
 import type { PaneRow } from "./_parse.ts";
 import { SESSION_ID } from "../../lib/sys/validate.ts";
 

@@ -1,19 +1,29 @@
 /**
- * Private to the tmux backend: opening a pane, the I/O around the one call `_open.ts` builds.
+ * Private to the tmux backend: opening a pane — the request checked and turned into the pane's
+ * flags, program and marks, then the I/O around the one call `_open.ts` builds.
  *
  * @module
  */
 
-import type { PaneId } from "../../lib/sys/validate.ts";
-import type { BackendDeps } from "../../lib/backend/backend.ts";
-import type { TmuxConfig } from "./_traits.ts";
+import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
+import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
+import { tokenArgv } from "../../lib/backend/spawn_token.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
+import { shArgv } from "../../lib/sys/shell_quote.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import type { Anchor } from "./_anchor.ts";
-import { classifyFailure, type TmuxCommand, tmuxError } from "./_command.ts";
+import { classifyFailure, redactArgs, type TmuxCommand, tmuxError } from "./_command.ts";
 import { type AddedPane, planLayout } from "./_layout.ts";
 import { openCommands, type OpenSpec, parseOpenOutput } from "./_open.ts";
-import { PANE_FORMAT, parsePaneRows } from "./_parse.ts";
+import { escapeFormat, escapeTitle, PANE_FORMAT, parsePaneRows } from "./_parse.ts";
 import { isMarked, planPlacement } from "./_place.ts";
+import { statusOption } from "./_title.ts";
+import type { TmuxConfig } from "./_traits.ts";
 
 /** How often one open re-decides after the session changed under it before giving up. */
 export const OPEN_ATTEMPTS = 4;
@@ -124,4 +134,69 @@ export async function openPane(
     `Cannot open a pane: the tmux session changed under ${OPEN_ATTEMPTS} attempts in a row`,
     { hint: "Try again once the panes of the session settle" },
   );
+}
+
+/**
+ * The program argv: several elements are exec'd by tmux without a shell (§2). With a spawn token
+ * the program starts through {@linkcode tokenArgv}, so the pane's start command carries the token
+ * from the moment tmux creates it.
+ */
+function programArgv(argv: readonly string[], token?: string): string[] {
+  checkProgramArgv(argv);
+  if (token !== undefined) return tokenArgv(argv, token);
+  // One element after `--` would go through the user's default-shell (§2).
+  return argv.length === 1 ? shArgv(argv) : [...argv];
+}
+
+/** `-e NAME=value` flags; values are not format-expanded by tmux (observed live, 3.3a). */
+function envFlags(env: Readonly<Record<string, string>>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || value.includes("\0")) {
+      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
+        hint: "A variable name is letters, digits and _; a value holds no NUL",
+      });
+    }
+    return ["-e", `${name}=${value}`];
+  });
+}
+
+/**
+ * Opens the pane of a child session: the request is checked (owner, directory, title, program,
+ * environment, in that order), then {@linkcode openPane} opens it carrying its ownership marks
+ * and, when known, the child's state.
+ *
+ * @param ctx The backend's deps, command runner and anchor.
+ * @param req What to open.
+ * @returns The new pane, its program's pid, and whether the layout came with it.
+ * @throws {MuxError} `invalid_argument` for an unsafe value, or what {@linkcode openPane} throws.
+ */
+export async function spawnPane(
+  ctx: { deps: BackendDeps<TmuxConfig>; tmux: TmuxCommand; anchor: Anchor },
+  req: SpawnRequest,
+): Promise<SpawnedPane> {
+  const sessionId = req.sessionId;
+  const owner = validateTarget("owner", req.owner);
+  const cwd = validateDirectory(req.cwd);
+  const title = cleanTitle(req.title);
+  const program = programArgv(req.argv, req.token);
+  const env = envFlags(req.env);
+  // -c is format-expanded, hence escaped (see escapeFormat).
+  const dir = ["-c", escapeFormat(cwd)];
+  const { paneId, pid, arranged } = await openPane(
+    ctx,
+    {
+      paneFlags: [...dir, ...env],
+      command: ["--", ...program],
+      options: [
+        ["@muxbridge-session", sessionId],
+        ["@muxbridge-owner", owner],
+        ...statusOption(req.status),
+      ],
+      title: escapeTitle(title),
+    },
+    [...dir, ...redactArgs(env)],
+    { sessionId, owner },
+    req.signal,
+  );
+  return { paneId, pid, arranged };
 }

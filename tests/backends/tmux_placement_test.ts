@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { createTmuxBackend } from "../../backends/tmux/backend.ts";
-import { columnHeightWithOneMore, tiledCell } from "../../backends/tmux/_layout.ts";
+import { columnHeightWithOneMore, tiledCell } from "../../backends/tmux/_window_layout.ts";
 import { PANE_FORMAT, RS, US } from "../../backends/tmux/_parse.ts";
 import { createRealClock } from "../../lib/sys/clock.ts";
 import { detectAll, resolveConfig } from "../helpers/config.ts";

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { createTmuxBackend } from "../../backends/tmux/backend.ts";
 import { escapeArgument, joinCommands } from "../../backends/tmux/_command.ts";
-import { mainPaneValue, parseWindowLayout, planLayout } from "../../backends/tmux/_layout.ts";
+import { mainPaneValue, planLayout } from "../../backends/tmux/_layout.ts";
+import { parseWindowLayout } from "../../backends/tmux/_window_layout.ts";
 import {
   escapeFormat,
   PANE_FORMAT,
