@@ -18,7 +18,6 @@
  * @module
  */
 
-import { compileArgv } from "../scripts/build_release.ts";
 import { events, startBridge } from "../tests/helpers/bridge_process.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
@@ -33,6 +32,7 @@ import {
   table,
   wakeupsBetween,
 } from "./_harness.ts";
+import { compileBun, rssAfter, startAnswered, stopAnswered } from "./_process.ts";
 
 interface Idle {
   cpuMs: number;
@@ -48,23 +48,12 @@ async function idleOver(pid: number, seconds: number): Promise<Idle> {
 }
 
 async function bareIdle(seconds: number): Promise<Idle> {
-  const child = new Deno.Command(DENO, {
-    args: ["run", "--quiet", new URL("./_bare_reader.ts", import.meta.url).pathname],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = await startAnswered([DENO, "run", "--quiet", `${ROOT}bench/_bare_reader.ts`]);
   try {
-    const reader = child.stdout.getReader();
-    await reader.read(); // its ready line
     await pause(8000); // let start-up settle, as for the bridge
-    const idle = await idleOver(child.pid, seconds);
-    reader.releaseLock();
-    return idle;
+    return await idleOver(child.pid, seconds);
   } finally {
-    await child.stdin.close().catch(() => {});
-    await child.status;
-    await child.stdout.cancel().catch(() => {});
+    await stopAnswered(child);
   }
 }
 
@@ -133,29 +122,6 @@ async function rssWith(sessions: number): Promise<number> {
   }
 }
 
-/** A program's RSS (MiB) once it printed its first line and settled, stdin left open. */
-async function settledRss(argv: readonly string[], env: Record<string, string>): Promise<number> {
-  const child = new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    env,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  try {
-    const reader = child.stdout.getReader();
-    await reader.read(); // `ready` (the bridge) or its stand-in (the bare reader)
-    await pause(3000);
-    const rss = sampleProc(child.pid).rssKiB / 1024;
-    reader.releaseLock();
-    return rss;
-  } finally {
-    await child.stdin.close().catch(() => {});
-    await child.status;
-    await child.stdout.cancel().catch(() => {});
-  }
-}
-
 /** Idle RSS of the bridge against the bare reader, for `deno run` and for Bun binaries. */
 async function memoryRows(): Promise<Row[]> {
   const server = await startTmuxServer();
@@ -164,25 +130,8 @@ async function memoryRows(): Promise<Row[]> {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
     const env = await tmuxBridgeEnv(server, dir);
-    const bun = `${ROOT}node_modules/.bin/bun`;
-    const compile = async (entry: string, output: string) => {
-      const argv = compileArgv({
-        tool: "bun",
-        target: null,
-        host: null,
-        entry,
-        output,
-        bins: { deno: DENO, bun },
-      });
-      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" })
-        .output();
-      if (!out.success) {
-        throw new Error(`cannot build ${entry}: ${new TextDecoder().decode(out.stderr)}`);
-      }
-      return output;
-    };
-    const bridgeBin = await compile(`${ROOT}main.ts`, `${build}/muxbridge`);
-    const bareBin = await compile(`${ROOT}bench/_bare_reader.ts`, `${build}/bare`);
+    const bridgeBin = await compileBun(`${ROOT}main.ts`, `${build}/muxbridge`);
+    const bareBin = await compileBun(`${ROOT}bench/_bare_reader.ts`, `${build}/bare`);
     const bridgeArgs = ["bridge", "--url", "http://127.0.0.1:4096", "--dir", dir];
     const sides = {
       denoBare: [DENO, "run", "--quiet", `${ROOT}bench/_bare_reader.ts`],
@@ -198,7 +147,7 @@ async function memoryRows(): Promise<Row[]> {
     };
     for (let round = 0; round < 3; round++) {
       for (const [key, argv] of Object.entries(sides)) {
-        samples[key as keyof typeof sides].push(await settledRss(argv, env));
+        samples[key as keyof typeof sides].push(await rssAfter(argv, env, 3000));
       }
     }
     const m = (k: keyof typeof sides) => stats(samples[k]).median;

@@ -18,10 +18,11 @@
  * @module
  */
 
-import { BUN_JIT_POLICY, compileArgv } from "../scripts/build_release.ts";
+import { BUN_JIT_POLICY } from "../scripts/build_release.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
-import { DENO, pause, ROOT, sampleProc, stats } from "./_harness.ts";
+import { DENO, ROOT, stats } from "./_harness.ts";
+import { compileBun, rssAfter } from "./_process.ts";
 
 const PROBE = `${ROOT}bench/_rss_probe.ts`;
 const BUN = `${ROOT}node_modules/.bin/bun`;
@@ -54,28 +55,6 @@ const SETS: Array<[string, string, string?]> = [
   ],
 ];
 
-async function rss(argv: string[], env?: Record<string, string>): Promise<number> {
-  const child = new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    ...(env ? { env } : {}),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  try {
-    const reader = child.stdout.getReader();
-    await reader.read();
-    await pause(1500);
-    const kib = sampleProc(child.pid).rssKiB;
-    reader.releaseLock();
-    return kib / 1024;
-  } finally {
-    await child.stdin.close().catch(() => {});
-    await child.status;
-    await child.stdout.cancel().catch(() => {});
-  }
-}
-
 /** Part 2: the Bun binary's idle bridge with and without the JIT policy, and with no JIT. */
 async function bunBinary(): Promise<void> {
   const server = await startTmuxServer();
@@ -84,23 +63,11 @@ async function bunBinary(): Promise<void> {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
     const env = await tmuxBridgeEnv(server, dir);
-    const compile = async (output: string, policy: boolean) => {
-      const argv = compileArgv({
-        tool: "bun",
-        target: null,
-        host: null,
-        entry: `${ROOT}main.ts`,
-        output,
-        bins: { deno: DENO, bun: BUN },
-      }).filter((a) => policy || a !== BUN_JIT_POLICY);
-      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" })
-        .output();
-      if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-      return output;
-    };
     const bridge = ["bridge", "--url", "http://127.0.0.1:4096", "--dir", dir];
-    const withPolicy = await compile(`${build}/muxbridge`, true);
-    const without = await compile(`${build}/muxbridge-no-policy`, false);
+    const withPolicy = await compileBun(`${ROOT}main.ts`, `${build}/muxbridge`);
+    const without = await compileBun(`${ROOT}main.ts`, `${build}/muxbridge-no-policy`, {
+      jitPolicy: false,
+    });
     const sides: Array<[string, string, Record<string, string>]> = [
       [`as built (${BUN_JIT_POLICY})`, withPolicy, env],
       ["no JIT policy", without, env],
@@ -108,7 +75,9 @@ async function bunBinary(): Promise<void> {
     ];
     const samples = new Map<string, number[]>(sides.map(([label]) => [label, []]));
     for (let round = 0; round < 3; round++) {
-      for (const [label, bin, e] of sides) samples.get(label)!.push(await rss([bin, ...bridge], e));
+      for (const [label, bin, e] of sides) {
+        samples.get(label)!.push(await rssAfter([bin, ...bridge], e, 1500));
+      }
     }
     for (const [label] of sides) {
       const m = stats(samples.get(label)!).median;
@@ -131,7 +100,9 @@ if (import.meta.main) {
     let bare = 0;
     for (const [label, modules, features] of SETS) {
       const samples: number[] = [];
-      for (let i = 0; i < 3; i++) samples.push(await rss(argv(modules, features ?? "")));
+      for (let i = 0; i < 3; i++) {
+        samples.push(await rssAfter(argv(modules, features ?? ""), undefined, 1500));
+      }
       const m = stats(samples).median;
       if (modules === "" && !features) bare = m;
       const over = modules === "" && !features ? "" : `+${(m - bare).toFixed(1)}`;

@@ -10,10 +10,10 @@
  * @module
  */
 
-import { compileArgv } from "../scripts/build_release.ts";
 import { tmuxBridgeEnv } from "../tests/helpers/real_life.ts";
 import { startTmuxServer } from "../tests/helpers/tmux_server.ts";
 import { DENO, pause, ROOT, sampleProc } from "./_harness.ts";
+import { compileBun, startAnswered, stopAnswered } from "./_process.ts";
 
 /** Seconds after the first stdout line at which RSS is read. */
 const AT = [3, 10, 20, 30, 45, 60];
@@ -26,20 +26,6 @@ if (import.meta.main) {
     const dir = `${server.dir}/bridge`;
     await Deno.mkdir(dir);
     const env = await tmuxBridgeEnv(server, dir);
-    const compile = async (entry: string, output: string) => {
-      const argv = compileArgv({
-        tool: "bun",
-        target: null,
-        host: null,
-        entry,
-        output,
-        bins: { deno: DENO, bun: `${ROOT}node_modules/.bin/bun` },
-      });
-      const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" })
-        .output();
-      if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-      return output;
-    };
     const bridgeArgs = ["bridge", "--url", "http://127.0.0.1:4096", "--dir", dir];
     const sides: Array<[string, string[]]> = [
       ["deno run: bare", [DENO, "run", "--quiet", `${ROOT}bench/_bare_reader.ts`]],
@@ -51,42 +37,19 @@ if (import.meta.main) {
         `${ROOT}main.ts`,
         ...bridgeArgs,
       ]],
-      ["Bun binary: bare", [await compile(`${ROOT}bench/_bare_reader.ts`, `${build}/bare`)]],
+      ["Bun binary: bare", [await compileBun(`${ROOT}bench/_bare_reader.ts`, `${build}/bare`)]],
       [
         "Bun binary: bridge",
-        [await compile(`${ROOT}main.ts`, `${build}/muxbridge`), ...bridgeArgs],
+        [await compileBun(`${ROOT}main.ts`, `${build}/muxbridge`), ...bridgeArgs],
       ],
     ];
     // One start of each `deno run` side first: its HOME is fresh, and a start that transpiles
     // (the emit cache is per HOME) is not what an idle bridge looks like.
-    for (const [, argv] of sides.slice(0, 2)) {
-      const warm = new Deno.Command(argv[0], {
-        args: argv.slice(1),
-        env,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      const reader = warm.stdout.getReader();
-      await reader.read();
-      reader.releaseLock();
-      await warm.stdin.close();
-      await warm.status;
-      await warm.stdout.cancel().catch(() => {});
-    }
+    for (const [, argv] of sides.slice(0, 2)) await stopAnswered(await startAnswered(argv, env));
     const rows: string[] = [];
     const started = await Promise.all(sides.map(async ([label, argv]) => {
-      const child = new Deno.Command(argv[0], {
-        args: argv.slice(1),
-        env,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
+      const child = await startAnswered(argv, env);
       children.push(child);
-      const reader = child.stdout.getReader();
-      await reader.read();
-      reader.releaseLock();
       return { label, pid: child.pid, at: performance.now() };
     }));
     const rss: string[][] = started.map(() => []);
@@ -101,11 +64,7 @@ if (import.meta.main) {
     for (const [i, p] of started.entries()) rows.push(`| ${p.label} | ${rss[i].join(" | ")} |`);
     console.log(rows.join("\n"));
   } finally {
-    for (const child of children) {
-      await child.stdin.close().catch(() => {});
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
-    }
+    for (const child of children) await stopAnswered(child);
     await Deno.remove(build, { recursive: true }).catch(() => {});
     await server.close();
   }
