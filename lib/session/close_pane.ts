@@ -9,7 +9,7 @@
 import type { Backend, PaneInfo } from "../backend/backend.ts";
 import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
-import { type Processes, sameProcess } from "../sys/processes.ts";
+import type { Processes } from "../sys/processes.ts";
 import type { PaneId } from "../sys/validate.ts";
 
 /** Options of {@linkcode closePane}. */
@@ -187,10 +187,16 @@ export async function closePane(
  */
 function survivorsOf(processes: Processes, pid: number, start?: string): number[] {
   if (!Number.isInteger(pid) || pid <= 1) return [];
+  // Reused: the pid names a process whose start stamp is another. A leader that has just ended
+  // is not reused (its stamp is unreadable): its group's members are still the program's.
+  const reused = () => {
+    const now = start === undefined ? undefined : processes.startTime(pid);
+    return now !== undefined && now !== start;
+  };
   // A reused pid could only lead a group once the old one ended: the leader is checked first.
-  if (processes.alive(pid) && !sameProcess(processes, pid, start)) return [];
+  if (reused()) return [];
   const members = processes.members(pid);
-  return members.includes(pid) && !sameProcess(processes, pid, start) ? [] : members;
+  return members.includes(pid) && reused() ? [] : members;
 }
 
 /**
