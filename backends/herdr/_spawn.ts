@@ -15,11 +15,11 @@ import {
   removeCredentialsFile,
   writeCredentialsFile,
 } from "../../lib/sys/credentials_file.ts";
-import { MuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
   type PaneId,
   validateDirectory,
+  validateEnv,
   validateTarget,
   validateText,
 } from "../../lib/sys/validate.ts";
@@ -46,18 +46,6 @@ const RESERVED_ENV = new Set([
   LAUNCH_VAR,
   SPAWN_TOKEN_VAR,
 ]);
-
-/** Checks every name and value of a pane's variables. */
-function checkEnv(env: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || RESERVED_ENV.has(name) || value.includes("\0")) {
-      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
-        hint:
-          "A variable name is letters, digits and _ and not one herdr sets; a value holds no NUL",
-      });
-    }
-  }
-}
 
 /** What a backend's spawns keep between calls. */
 export interface SpawnState {
@@ -127,7 +115,7 @@ async function openPane(ctx: SpawnContext, req: SpawnRequest): Promise<SpawnedPa
   const cwd = validateDirectory(req.cwd);
   const title = cleanTitle(req.title);
   checkProgramArgv(req.argv);
-  checkEnv(req.env);
+  validateEnv(req.env, RESERVED_ENV);
   const line = validateText("pane command", LAUNCH_LINE);
   await api.version(req.signal);
   const { target, direction } = await placePane({

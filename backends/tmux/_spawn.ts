@@ -14,6 +14,7 @@ import {
   cleanTitle,
   type PaneId,
   validateDirectory,
+  validateEnv,
   validateTarget,
 } from "../../lib/sys/validate.ts";
 import type { Anchor } from "./_anchor.ts";
@@ -150,14 +151,8 @@ function programArgv(argv: readonly string[], token?: string): string[] {
 
 /** `-e NAME=value` flags; values are not format-expanded by tmux (observed live, 3.3a). */
 function envFlags(env: Readonly<Record<string, string>>): string[] {
-  return Object.entries(env).flatMap(([name, value]) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || value.includes("\0")) {
-      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
-        hint: "A variable name is letters, digits and _; a value holds no NUL",
-      });
-    }
-    return ["-e", `${name}=${value}`];
-  });
+  validateEnv(env);
+  return Object.entries(env).flatMap(([name, value]) => ["-e", `${name}=${value}`]);
 }
 
 /**

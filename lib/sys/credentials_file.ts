@@ -9,6 +9,7 @@
  * @module
  */
 
+import { validateEnv } from "./validate.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,8 +24,6 @@ export interface CredentialsFile {
   dir: string;
 }
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /**
  * The file's text: one `NAME='value'; export NAME` line per variable.
  *
@@ -34,15 +33,9 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  *   holding NUL.
  */
 function credentialsFileText(env: Readonly<Record<string, string>>): string {
-  return Object.entries(env).map(([name, value]) => {
-    if (!NAME.test(name) || value.includes("\0")) {
-      throw new MuxError(
-        "invalid_argument",
-        `Cannot pass variable ${JSON.stringify(name)} to a pane`,
-      );
-    }
-    return `${name}=${quote(value)}; export ${name}\n`;
-  }).join("");
+  validateEnv(env);
+  return Object.entries(env).map(([name, value]) => `${name}=${quote(value)}; export ${name}\n`)
+    .join("");
 }
 
 /**

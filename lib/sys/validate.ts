@@ -357,6 +357,37 @@ export function agentOf(title: string, agent?: string): string | undefined {
 }
 
 /**
+ * Checks the variables a pane's program gets: each name a shell variable name that is not
+ * `reserved` (names the multiplexer sets itself), each value free of NUL (no environment can
+ * carry one).
+ *
+ * @param env The variables.
+ * @param reserved Names the caller may not set. @default none
+ * @throws {MuxError} `invalid_argument` naming the first variable that cannot be passed.
+ *
+ * @example
+ * ```ts
+ * import { validateEnv } from "./validate.ts";
+ * validateEnv({ OPENCODE_SERVER_PASSWORD: "s3cret 'quoted'" }); // fine
+ * // validateEnv({ "A=B": "x" }) and validateEnv({ A: "x\0y" }) throw invalid_argument
+ * ```
+ */
+export function validateEnv(
+  env: Readonly<Record<string, string>>,
+  reserved: ReadonlySet<string> = new Set(),
+): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || reserved.has(name) || value.includes("\0")) {
+      throw new MuxError("invalid_argument", `Cannot pass variable ${JSON.stringify(name)}`, {
+        hint: reserved.size > 0
+          ? "A variable name is letters, digits and _ and not one the multiplexer sets; a value holds no NUL"
+          : "A variable name is letters, digits and _; a value holds no NUL",
+      });
+    }
+  }
+}
+
+/**
  * Hides URL credentials in a message about a bad URL: everything up to the last "@" goes, since
  * a malformed URL gives no reliable place where the userinfo ends.
  */

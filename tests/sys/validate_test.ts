@@ -7,6 +7,7 @@ import {
   MAX_TITLE,
   normalizeServerUrl,
   validateDirectory,
+  validateEnv,
   validatePaneId,
   validateSessionId,
   validateTarget,
@@ -320,4 +321,18 @@ Deno.test("agentOf() takes the agent field, else the task title's suffix, cleane
   assert.equal(agentOf("t", "\u0007"), undefined, "empty once cleaned");
   assert.equal(agentOf("t", "x".repeat(500)), "x".repeat(64));
   assert.equal(agentOf("t (@explore subagent)", "build"), "build", "the field wins");
+});
+
+Deno.test("validateEnv() passes shell variable names with any value but NUL, and refuses reserved names", () => {
+  validateEnv({ OPENCODE_SERVER_PASSWORD: "s3cret 'q' $(id) `x`", _A1: "" });
+  const bads: Record<string, string>[] = [{ "A=B": "x" }, { "1A": "x" }, { "": "x" }, {
+    A: "x\0y",
+  }];
+  for (const bad of bads) {
+    assert.throws(() => validateEnv(bad), invalidArgument);
+  }
+  assert.throws(
+    () => validateEnv({ HERDR_PANE_ID: "p" }, new Set(["HERDR_PANE_ID"])),
+    invalidArgument,
+  );
 });
