@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import type { Credentials } from "../../lib/opencode/attach.ts";
+import type { Credentials } from "../../lib/opencode/credentials.ts";
 import { type BridgeIO, runBridge } from "../../lib/bridge/bridge.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
 import { type Config, resolveConfig } from "../../lib/config/config.ts";
