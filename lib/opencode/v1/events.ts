@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { isSessionId, MAX_DIRECTORY, SESSION_ID } from "../../sys/validate.ts";
 import type { DecodedEvent } from "../events.ts";
-import { invalid, retryAttempt, schemaError, sessionId } from "../_invalid.ts";
+import { retryAttempt, schemaError, sessionId } from "../_invalid.ts";
 
 /**
  * `properties.info` of a session event (lenient).
