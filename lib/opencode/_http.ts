@@ -59,7 +59,11 @@ export interface Answer {
   text: string;
 }
 
-/** The transport a client is built on. */
+/**
+ * The transport a client is built on.
+ *
+ * @internal
+ */
 export interface Http {
   /** The server URL. */
   readonly url: string;

@@ -36,6 +36,8 @@ export const invalid = (message: string): InvalidEvent => ({
  * @param type The line's type.
  * @param issues What the schema said.
  * @returns The answer, naming each issue's path.
+ *
+ * @internal
  */
 export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): InvalidEvent {
   return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);

@@ -149,6 +149,8 @@ export class ServiceCredentials {
   #credentials: Credentials | undefined;
 
   /**
+   * Follows the service at `url` through the service files in `dir`.
+   *
    * @param url The server URL the credentials are for.
    * @param dir The folder of service files ({@linkcode serviceDir}).
    */
