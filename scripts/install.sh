@@ -134,7 +134,7 @@ elif command -v wget >/dev/null 2>&1; then
     hop=$1 hops=0
     while :; do
       # One request, no redirect followed by wget; its response headers go to $tmp/headers.
-      if wget --max-redirect=0 --tries=3 --server-response --no-verbose -O "$2" "$hop" \
+      if wget --max-redirect=0 --tries=3 --no-hsts --server-response --no-verbose -O "$2" "$hop" \
         2>"$tmp/headers"; then
         return 0
       fi

@@ -261,7 +261,11 @@ Deno.test({
     tool("shasum", "apt-get install -y perl"),
   ]),
   async fn() {
-    const server = await serve({ releases: { latest: await goodRelease("9.9.9") } });
+    // By name: clients keep no HSTS for an IP address.
+    const server = await serve({
+      releases: { latest: await goodRelease("9.9.9") },
+      name: "localhost",
+    });
     const box = await sandbox();
     try {
       const env = (path: string) => ({ ...server.env, PATH: path });
@@ -269,6 +273,8 @@ Deno.test({
       const ok = await box.install(["--prefix", box.prefix], env(alt));
       assert.equal(ok.code, 0, ok.stderr);
       assert.deepEqual(box.listPrefix(), ["muxbridge"]);
+      // Nothing but the binary: wget keeps no HSTS database in HOME (--no-hsts).
+      assert.deepEqual([...Deno.readDirSync(`${box.dir}/home`)], []);
       await Deno.remove(box.prefix, { recursive: true });
       await Deno.remove(alt, { recursive: true });
 

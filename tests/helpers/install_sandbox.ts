@@ -92,7 +92,7 @@ async function certificate(dir: string): Promise<{ cert: string; key: string; fi
     "-subj",
     "/CN=127.0.0.1",
     "-addext",
-    "subjectAltName=IP:127.0.0.1",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost",
     "-keyout",
     `${dir}/key.pem`,
     "-out",
@@ -132,6 +132,11 @@ export interface Serving {
   redirects?: Record<string, string>;
   /** Plain http instead of https: a server the installer must never reach. */
   plain?: boolean;
+  /**
+   * The host name its URLs use. @default "127.0.0.1" (`localhost` for what clients do only
+   * with names, such as HSTS)
+   */
+  name?: "127.0.0.1" | "localhost";
 }
 
 /**
@@ -152,7 +157,7 @@ export async function serve(serving: Serving): Promise<Server> {
       port: 0,
       ...(tls ? { cert: tls.cert, key: tls.key } : {}),
       onListen: ({ port }) => {
-        const origin = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
+        const origin = `${tls ? "https" : "http"}://${serving.name ?? "127.0.0.1"}:${port}`;
         resolve({
           url: `${origin}/releases`,
           origin,
@@ -171,15 +176,21 @@ export async function serve(serving: Serving): Promise<Server> {
     }, (req) => {
       const path = new URL(req.url).pathname;
       requests.push(path);
+      // As GitHub does: HSTS on every https answer (wget would remember it in HOME).
+      const hsts: Record<string, string> = tls
+        ? { "strict-transport-security": "max-age=31536000" }
+        : {};
       const to = serving.redirects?.[path];
       if (to !== undefined) {
-        return new Response("moved", { status: 302, headers: { location: to } });
+        return new Response("moved", { status: 302, headers: { location: to, ...hsts } });
       }
       const m = path.match(/^\/releases\/(?:(latest)\/download|download\/(v[^/]+))\/([^/]+)$/);
       const body = m ? serving.releases?.[m[1] ?? m[2]]?.get(m[3]) : undefined;
       return body
-        ? new Response(body.slice(), { headers: { "content-type": "application/octet-stream" } })
-        : new Response("Not Found", { status: 404 });
+        ? new Response(body.slice(), {
+          headers: { "content-type": "application/octet-stream", ...hsts },
+        })
+        : new Response("Not Found", { status: 404, headers: hsts });
     });
   });
 }
