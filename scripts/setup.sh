@@ -33,3 +33,8 @@ echo "setup: installing npm packages (deno, bun, zod, semver, opencode-ai)"
 # it cannot get. The versions are pinned in package.json and package-lock.json either way.
 npm install --no-audit --no-fund --loglevel=error
 ./node_modules/.bin/deno --version | head -1
+
+# A real npm registry for the npm packages' end-to-end test (tests/e2e_npm_test.ts), in its own
+# prefix: verdaccio brings ~300 packages the project itself does not need. No install scripts.
+echo "setup: installing verdaccio into tools/verdaccio"
+npm install --prefix tools/verdaccio --ignore-scripts --no-audit --no-fund --loglevel=error
