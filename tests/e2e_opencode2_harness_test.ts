@@ -98,7 +98,13 @@ Deno.test({
       assert.equal(child.parentID, parent.id);
       assert.equal(child.title, "muxbridge probe", "titled by the subagent call's description");
       assert.equal(child.location.directory, home.project);
-      const event = created.find((e) => e.data.sessionID === child!.id);
+      // The stream may deliver the event after the API already lists the child.
+      let event: Event2 | undefined;
+      await waitUntil2(
+        "the child's session.created event",
+        () => (event = created.find((e) => e.data.sessionID === child!.id)) !== undefined,
+        30_000,
+      );
       assert.equal(event?.data.parentID, parent.id, "session.created carries the parentID");
 
       await waitUntil2(
