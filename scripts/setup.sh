@@ -34,6 +34,12 @@ echo "setup: installing npm packages (deno, bun, zod, semver, opencode-ai)"
 npm install --no-audit --no-fund --loglevel=error
 ./node_modules/.bin/deno --version | head -1
 
+# OpenCode 2.x for its end-to-end tests, in its own prefix (its `opencode` bin clashes with
+# opencode-ai's). No install scripts: the tests run the platform package's binary, which is all
+# @opencode/cli's postinstall would link into place (tests/helpers/opencode2_home.ts).
+echo "setup: installing OpenCode 2.x (@opencode/cli) into tools/opencode2"
+npm install --prefix tools/opencode2 --ignore-scripts --no-audit --no-fund --loglevel=error
+
 # A real npm registry for the npm packages' end-to-end test (tests/e2e_npm_test.ts), in its own
 # prefix: verdaccio brings ~300 packages the project itself does not need. No install scripts.
 echo "setup: installing verdaccio into tools/verdaccio"
