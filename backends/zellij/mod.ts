@@ -31,7 +31,7 @@ export const zellij: BackendModule<"zellij", typeof ZELLIJ_SECTION> = {
       });
     },
   },
-  config: { schema: ZELLIJ_SECTION, external: { bin: "program" } },
+  config: { schema: ZELLIJ_SECTION, external: { bin: "program", session: "session" } },
   version: ZELLIJ_GATE,
   capabilities: ZELLIJ_CAPABILITIES,
   doctor: ZELLIJ_DOCTOR,
