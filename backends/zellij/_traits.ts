@@ -53,7 +53,8 @@ export const ZELLIJ_GATE: VersionGate = {
 export const ZELLIJ_CAPABILITIES: Capabilities = {
   layout: false,
   title: true,
-  env: false,
+  // No per-pane environment: through a private file the pane's /bin/sh reads and removes.
+  env: true,
   marks: false,
   focusSafe: true,
   // In the start command, which `list-panes --json` shows as `terminal_command`.
