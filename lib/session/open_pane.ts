@@ -72,13 +72,14 @@ export function paneRequest(
     return {
       skip: "server_unreachable",
       hint:
-        "No server URL is known: send bridge.hello with serverUrl or pass --url (the plugin from `muxbridge install` does; or start OpenCode with --port 0)",
+        "No server URL is known: run `muxbridge install` so the OpenCode plugin sends one in bridge.hello, or pass --url",
     };
   }
   if (ctx.auth && !ctx.backend.capabilities.env) {
     return {
       skip: "auth_unsupported",
-      hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
+      hint:
+        `${ctx.backend.name} cannot pass the server password to a pane without exposing it: use a pane provider that promises \`env\`, or a built-in backend (each passes it privately)`,
     };
   }
   const dir = directoryOf(record, env, true);

@@ -54,6 +54,10 @@ export const spawnCommand: Command = {
       throw new MuxError(
         "auth_unsupported",
         `Cannot pass the server password to a ${backend.name} pane without exposing it`,
+        {
+          hint:
+            "Use a pane provider that promises `env`, or a built-in backend (each passes the password privately)",
+        },
       );
     }
     // A pane that cannot attach is no success: check the server as the bridge does.
