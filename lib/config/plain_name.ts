@@ -15,6 +15,7 @@ import { plainNameProblem } from "../sys/validate.ts";
  *
  * @param description What the key is, for `schema config`.
  * @returns The (optional) schema.
+ * @internal
  *
  * @example
  * ```ts

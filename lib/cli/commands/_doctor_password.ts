@@ -2,7 +2,8 @@
  * `doctor`'s check that the OpenCode server in use asks for a password. OpenCode's server runs
  * commands for whoever reaches it (`POST /pty`), and without `OPENCODE_SERVER_PASSWORD` it
  * answers every local user: OpenCode 1.18.33 answered `GET /global/health` 200 without one and
- * 401 to a request without credentials once one was set (measured; `docs/opencode.md`). So the
+ * 401 to a request without credentials once one was set (measured: `docs/opencode.md`, "The
+ * server API muxbridge calls"). So the
  * check asks without credentials, and an answer means the server is open.
  *
  * @module
