@@ -14,9 +14,17 @@ import { isMuxError } from "../../sys/errors.ts";
 import type { CliDeps } from "./_command.ts";
 import { serverClient } from "./_context.ts";
 
-/** What to do about a server that answers without a password. */
-export const PASSWORD_HINT =
-  'Set OPENCODE_SERVER_PASSWORD where OpenCode starts (e.g. `export OPENCODE_SERVER_PASSWORD="$(openssl rand -hex 32)"` in your shell profile) and restart OpenCode; muxbridge hands it to the panes privately. Plain `opencode` (no --port) with the plugin from `muxbridge install` needs none: its endpoint has a per-run secret';
+/**
+ * What to do about a server that answers without a password, naming the variable its line's
+ * clients read (1.x: `OPENCODE_SERVER_PASSWORD`; 2.x: `OPENCODE_PASSWORD`).
+ *
+ * @param line The server's release line, when known.
+ * @returns The hint.
+ */
+export function passwordHint(line: 1 | 2 | undefined): string {
+  const name = line === 2 ? "OPENCODE_PASSWORD" : "OPENCODE_SERVER_PASSWORD";
+  return `Set ${name} where OpenCode starts (e.g. \`export ${name}="$(openssl rand -hex 32)"\` in your shell profile) and restart OpenCode; muxbridge hands it to the panes privately. Plain \`opencode\` (no --port) with the plugin from \`muxbridge install\` needs none: its endpoint has a per-run secret`;
+}
 
 /**
  * Asks a server for its health without credentials.
@@ -32,8 +40,9 @@ export async function serverPasswordCheck(
   url: string,
   name: string,
 ): Promise<Check | null> {
+  const client = serverClient(deps, url);
   try {
-    await serverClient(deps, url).health({ signal: deps.signal });
+    await client.health({ signal: deps.signal });
   } catch (err) {
     if (isMuxError(err, "auth_failed")) {
       return { name, status: "pass", detail: `the server at ${url} asks for a password` };
@@ -45,6 +54,6 @@ export async function serverPasswordCheck(
     status: "warn",
     detail:
       `the OpenCode server at ${url} answers without a password: any local user can use it, read your sessions and run commands as you`,
-    hint: PASSWORD_HINT,
+    hint: passwordHint(client.line?.id),
   };
 }
