@@ -103,11 +103,30 @@ Deno.test("doctor --url says auth failed with a hint, and passes with the right 
   );
 });
 
-Deno.test("doctor --url says start OpenCode with --port 0 when nothing listens", async () => {
+Deno.test("doctor --url says check the URL or run muxbridge install when nothing listens, never --port 0", async () => {
   const server = createFakeOpencode();
   server.mode = "down";
   const { checks } = await doctor(server);
   const h = find(checks, "server health")!;
   assert.equal(h.status, "fail");
-  assert.match(h.hint ?? "", /--port 0/);
+  assert.match(h.hint ?? "", /muxbridge install/);
+  assert.doesNotMatch(h.hint ?? "", /--port 0/);
+});
+
+Deno.test("doctor --url warns when the server answers without a password, and says how to set one", async () => {
+  const open = await doctor(createFakeOpencode());
+  const c = find(open.checks, "server password")!;
+  assert.equal(c.status, "warn");
+  assert.match(c.detail, /http:\/\/127\.0\.0\.1:4096 answers without a password/);
+  assert.match(c.hint ?? "", /OPENCODE_SERVER_PASSWORD/);
+  assert.doesNotMatch(c.hint ?? "", /--port 0/);
+  // A server that asks: pass, whether or not doctor itself has the password.
+  const locked = createFakeOpencode();
+  locked.password = "s3cret";
+  for (const env of [{ OPENCODE_SERVER_PASSWORD: "s3cret" }, {}] as Record<string, string>[]) {
+    const { checks } = await doctor(locked, { env });
+    const p = find(checks, "server password")!;
+    assert.equal(p.status, "pass", JSON.stringify(env));
+    assert.match(p.detail, /asks for a password/);
+  }
 });

@@ -5,9 +5,12 @@
  * computed first (that is `--dry-run`), then applied step by step, every file written
  * atomically.
  *
- * What install never does: touch a file that is not muxbridge's; rewrite a user's config. The
- * one config edit it makes removes an older muxbridge entry from a config's `plugin` list (the
- * old way to install), cutting only that entry's bytes so comments and layout stay.
+ * What install never does: touch a file that is not muxbridge's; rewrite a user's config; replace
+ * a symbolic link. The one config edit it makes removes an older muxbridge entry from a config's
+ * `plugin` list (the old way to install), cutting only that entry's bytes so comments and layout
+ * stay. A file that is a symbolic link (dotfiles setups link `opencode.json`) is written through
+ * to its target, which must be a regular file of the user's in a folder the user can write;
+ * else the plan is refused, naming the link and the target, before anything is written.
  *
  * @module
  */
@@ -116,6 +119,35 @@ export function readSidecar(text: string | null): Sidecar | null {
   }
 }
 
+/**
+ * Where a planned write of `path` goes: `path`, or the file a symbolic link there points to (the
+ * link stays a link).
+ *
+ * @throws {MuxError} `not_owned` when the link dangles, loops or ends at something that is not a
+ *   regular file of the user's in a folder the user can write.
+ */
+function throughLinks(
+  files: Files,
+  path: string,
+  action: string,
+  hint: string,
+): { target: string; note: string } {
+  const t = files.writeTarget(path);
+  if (t.refused !== undefined) {
+    throw new MuxError("not_owned", `Cannot ${action} "${path}": ${t.refused}`, { hint });
+  }
+  return {
+    target: t.path,
+    note: t.linked
+      ? ` (written to ${t.path}, which the symbolic link points to; the link stays)`
+      : "",
+  };
+}
+
+/** What to do about a link install will not write through, for its own files. */
+const OWN_LINK_HINT =
+  "Remove the link (install writes this file itself), or point it at a file of yours, then run install again";
+
 /** Whether a `plugin` list entry names a muxbridge plugin file. */
 function isMuxbridgeEntry(entry: unknown): boolean {
   const spec = Array.isArray(entry) ? entry[0] : entry;
@@ -157,7 +189,9 @@ function muxbridgeEntries(path: string, text: string): { list: JsoncNode; indexe
  * @param deps Files, environment, this binary's command, version and carried plugin.
  * @returns What to do; nothing when everything is in place already.
  * @throws {MuxError} `invalid_config` for a config that is not valid JSONC (or no HOME);
- *   `not_owned` when a file that is not muxbridge's sits where the plugin goes.
+ *   `not_owned` when a file that is not muxbridge's sits where the plugin goes, or a file to
+ *   write is a symbolic link install will not write through (dangling, or to something that is
+ *   not a regular file of the user's in a folder the user can write).
  */
 export function planInstall(deps: InstallDeps): Plan {
   const { files } = deps;
@@ -168,9 +202,14 @@ export function planInstall(deps: InstallDeps): Plan {
     const text = files.read(path);
     if (text === null) return [];
     const { list, indexes } = muxbridgeEntries(path, text);
-    return indexes.length
-      ? [{ path, text: removeItems(text, list, indexes), n: indexes.length }]
-      : [];
+    if (!indexes.length) return [];
+    const { target, note } = throughLinks(
+      files,
+      path,
+      "edit OpenCode's config",
+      `Remove the muxbridge entries from its "plugin" list yourself (in your dotfiles' source, if you link it), then run install again`,
+    );
+    return [{ path, target, note, text: removeItems(text, list, indexes), n: indexes.length }];
   });
 
   const dirInfo = files.stat(at.pluginDir);
@@ -207,11 +246,12 @@ export function planInstall(deps: InstallDeps): Plan {
         hint: "Move it away, then run install again",
       });
     }
-    plan.steps.push({ kind: "write", path: at.sidecar, text: sidecarText, mode: 0o644 });
+    const { target, note } = throughLinks(files, at.sidecar, "write", OWN_LINK_HINT);
+    plan.steps.push({ kind: "write", path: target, text: sidecarText, mode: 0o644 });
     plan.changed.push({
       path: at.sidecar,
       action: currentSidecar === null ? "write" : "replace",
-      what: `the muxbridge command the plugin runs: ${deps.self.join(" ")}`,
+      what: `the muxbridge command the plugin runs: ${deps.self.join(" ")}${note}`,
     });
   }
 
@@ -224,13 +264,14 @@ export function planInstall(deps: InstallDeps): Plan {
         hint: "Move it away, then run install again",
       });
     }
-    plan.steps.push({ kind: "write", path: at.plugin, text: deps.source, mode: 0o644 });
+    const { target, note } = throughLinks(files, at.plugin, "write", OWN_LINK_HINT);
+    plan.steps.push({ kind: "write", path: target, text: deps.source, mode: 0o644 });
     plan.changed.push({
       path: at.plugin,
       action: current === null ? "write" : "replace",
-      what: current === null
+      what: (current === null
         ? `the plugin ${deps.version}`
-        : `the plugin ${pluginVersion(current) ?? "(older)"} → ${deps.version}`,
+        : `the plugin ${pluginVersion(current) ?? "(older)"} → ${deps.version}`) + note,
     });
   }
 
@@ -247,13 +288,13 @@ export function planInstall(deps: InstallDeps): Plan {
     });
   }
   for (const edit of edits) {
-    const mode = files.stat(edit.path)?.mode ?? 0o644;
-    plan.steps.push({ kind: "write", path: edit.path, text: edit.text, mode });
+    const mode = files.stat(edit.target)?.mode ?? 0o644;
+    plan.steps.push({ kind: "write", path: edit.target, text: edit.text, mode });
     plan.changed.push({
       path: edit.path,
       action: "edit",
       what: `removed ${edit.n} older muxbridge ${edit.n === 1 ? "entry" : "entries"} from its ` +
-        `plugin list (the plugin folder loads it now; nothing else in the file changes)`,
+        `plugin list (the plugin folder loads it now; nothing else in the file changes)${edit.note}`,
     });
   }
   return plan;
