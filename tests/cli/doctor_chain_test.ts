@@ -11,7 +11,7 @@ import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
 import { resolveConfig } from "../../lib/config/config.ts";
 import { applyPlan, planInstall } from "../../lib/install/install.ts";
-import { PLUGIN_SOURCE } from "../../lib/install/plugin_source.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../lib/install/plugin_source.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
@@ -21,7 +21,7 @@ import { type MemoryFiles, memoryFiles } from "../fakes/memory_files.ts";
 
 const HOME = "/home/me";
 const BIN = "/home/me/.local/bin/muxbridge";
-const PLUGIN = `${HOME}/.config/opencode/plugin/muxbridge.ts`;
+const PLUGIN = `${HOME}/.config/opencode/plugin/muxbridge.js`;
 const LOG = `${HOME}/.local/state/muxbridge/bridge.log`;
 const ENV = { HOME, PATH: "/usr/bin" };
 
@@ -52,7 +52,14 @@ function installed(self = [BIN]): MemoryFiles {
   files.executable(BIN);
   applyPlan(
     files,
-    planInstall({ files, env: fakeEnv(ENV), self, version: "0.1.0", source: PLUGIN_SOURCE }),
+    planInstall({
+      files,
+      env: fakeEnv(ENV),
+      self,
+      version: "0.1.0",
+      carried: { v1: PLUGIN_V1, v2: PLUGIN_V2_FILES },
+      lines: ["1.x"],
+    }),
   );
   return files;
 }
@@ -107,7 +114,7 @@ Deno.test("doctor chain: no plugin is a warning with the fix, and nothing about 
 Deno.test("doctor chain: an older plugin, someone else's file, a hand-made entry", async () => {
   const older = installed();
   older.files.set(PLUGIN, {
-    text: PLUGIN_SOURCE.replace('const PLUGIN_VERSION = "0.1.0"', 'const PLUGIN_VERSION = "0.0.9"'),
+    text: PLUGIN_V1.replace("plugin 0.1.0 (", "plugin 0.0.9 ("),
     mode: 0o644,
   });
   const runner = () => createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0"));

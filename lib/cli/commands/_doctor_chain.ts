@@ -21,7 +21,7 @@ import {
 } from "../../install/install.ts";
 import { parseJsonc, plain } from "../../install/jsonc.ts";
 import { type OpencodeLocations, opencodeLocations } from "../../install/locations.ts";
-import { PLUGIN_SOURCE } from "../../install/plugin_source.ts";
+import { PLUGIN_V1 } from "../../install/plugin_source.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import type { CliDeps } from "./_command.ts";
 
@@ -75,7 +75,7 @@ function pluginCheck(files: Files, at: OpencodeLocations, version: string): Chec
       hint: "Move it away, then run `muxbridge install`",
     };
   }
-  if (text !== PLUGIN_SOURCE) {
+  if (text !== PLUGIN_V1) {
     return {
       name,
       status: "fail",
