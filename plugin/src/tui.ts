@@ -181,10 +181,11 @@ class TuiLink {
     return () => this.#stop();
   }
 
+  /** An event: the view first (the bridge should know what was shown when it came), then it. */
   #event(event: unknown): void {
+    this.#tick();
     const line = v2EventLine(event);
     if (line !== null) this.#enqueue(line);
-    this.#tick();
   }
 
   #enqueue(line: string): void {
