@@ -1,0 +1,257 @@
+/**
+ * End to end with the REAL OpenCode 2.x (npm `@opencode/cli`, pinned) beside the real 1.x:
+ * `muxbridge install` finds both lines (fake-free: `opencode` is 1.x, `opencode2` is 2.x on
+ * PATH) and installs both plugins; 2.x's service lists both as active (`GET /api/plugin`: the
+ * folder `muxbridge`, with its TUI part, and the 1.x file `muxbridge-v1`, which 2.x loads from
+ * the same folder); a real 2.x TUI in a private tmux runs the TUI part, which starts the bridge
+ * (a recording stand-in: the bridge side of the tui scope is not on main yet) with the pane's
+ * environment and a tui hello naming the service, and ends it when the TUI exits; after
+ * `muxbridge uninstall` the service lists neither.
+ *
+ * The service runs on a port of this test's own (its config `service.json`) and is stopped in
+ * every case. The 2.x binary: `OPENCODE2_TEST_BIN`, else the platform package under
+ * `tools/opencode2` (where scripts/setup.sh installs it).
+ */
+
+import assert from "node:assert/strict";
+import { statSync } from "node:fs";
+import { arch, platform } from "node:os";
+import { createRealClock, waitFor } from "../lib/sys/clock.ts";
+import { createProcesses } from "../lib/sys/processes.ts";
+import { runCli } from "./helpers/cli_process.ts";
+import { opencodeBin } from "./helpers/opencode_server.ts";
+import { requirement, requires, tool } from "./helpers/requires.ts";
+import { runTag } from "./helpers/run_tag.ts";
+import { startTmuxServer } from "./helpers/tmux_server.ts";
+import { until } from "./helpers/until.ts";
+
+const clock = createRealClock();
+const processes = createProcesses();
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** The real 2.x binary, as tests/helpers/opencode2_home.ts finds it (kept in step with it). */
+function opencode2Bin(): string | null {
+  const isFile = (p: string) => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const named = Deno.env.get("OPENCODE2_TEST_BIN");
+  if (named) return isFile(named) ? named : null;
+  const base = `@opencode/cli-${platform()}-${arch()}`;
+  for (const pkg of [base, `${base}-baseline`, `${base}-musl`, `${base}-baseline-musl`]) {
+    const path = `${ROOT}tools/opencode2/node_modules/${pkg}/bin/opencode`;
+    if (isFile(path)) return path;
+  }
+  return null;
+}
+
+const V2 = opencode2Bin();
+const V1 = opencodeBin();
+const NEEDS = [
+  requirement("OpenCode 2.x", V2 !== null, "run scripts/setup.sh (tools/opencode2)"),
+  requirement("OpenCode 1.x", V1 !== null, "npm install (opencode-ai is a devDependency)"),
+  tool("tmux"),
+];
+
+/** A loopback port that was free a moment ago. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** Records its argv, the terminal variables it inherited and its stdin; ends with its input. */
+const RECORDER = `d="$MUXBRIDGE_E2E_RECORD"
+printf '%s\\n' "$@" > "$d/argv"
+printf 'TMUX_PANE=%s\\n' "$TMUX_PANE" > "$d/env"
+echo '{"type":"ready","protocol":1,"version":"0.1.0","backend":null}'
+cat >> "$d/stdin.ndjson"
+echo ended >> "$d/ended"`;
+
+Deno.test({
+  name:
+    "real OpenCode 2.x: install for both lines, the service lists muxbridge and muxbridge-v1 active, a real TUI runs the TUI part (one bridge, tui hello, ended on exit), uninstall unlists both",
+  ...requires("the OpenCode 2.x install end-to-end test", NEEDS),
+  async fn() {
+    const base = await Deno.makeTempDir({ prefix: "muxbridge-e2e-v2-" });
+    const tmux = await startTmuxServer({ width: 160, height: 45 });
+    const port = freePort();
+    const password = crypto.randomUUID();
+    const config = `${base}/config/opencode`;
+    const project = `${base}/project`;
+    const record = `${base}/record`;
+    for (const d of [config, project, record, `${base}/bin`, `${base}/home`, `${base}/state`]) {
+      await Deno.mkdir(d, { recursive: true });
+    }
+    await Deno.writeTextFile(`${config}/service.json`, JSON.stringify({ port, password }));
+    await Deno.symlink(V1!, `${base}/bin/opencode`);
+    await Deno.symlink(V2!, `${base}/bin/opencode2`);
+    const recorder = `${base}/recorder`;
+    await Deno.writeTextFile(recorder, `#!/bin/sh\n${RECORDER}\n`);
+    await Deno.chmod(recorder, 0o755);
+    const env: Record<string, string> = {
+      HOME: `${base}/home`,
+      XDG_CONFIG_HOME: `${base}/config`,
+      XDG_DATA_HOME: `${base}/data`,
+      XDG_CACHE_HOME: `${base}/cache`,
+      XDG_STATE_HOME: `${base}/state`,
+      PATH: `${base}/bin:/usr/bin:/bin`,
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+      OPENCODE_DISABLE_CLAUDE_CODE: "1",
+      npm_config_offline: "true",
+      npm_config_registry: "http://127.0.0.1:9/",
+      ...runTag(),
+    };
+    const stateFile = `${base}/state/opencode/service.json`;
+    const url = `http://127.0.0.1:${port}`;
+    const auth = `Basic ${btoa(`opencode:${password}`)}`;
+    const opencode2 = (args: string[]) =>
+      new Deno.Command(V2!, {
+        args,
+        env,
+        clearEnv: true,
+        cwd: project,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(60_000),
+      }).output();
+    /** The non-builtin plugins the service lists: id → status. */
+    const plugins = async (): Promise<Record<string, { status: string; tui: boolean }>> => {
+      const res = await fetch(`${url}/api/plugin`, {
+        headers: { authorization: auth },
+        signal: AbortSignal.timeout(10_000),
+      });
+      const body = await res.json();
+      const out: Record<string, { status: string; tui: boolean }> = {};
+      for (const p of body.data ?? []) {
+        if (p.source?.type === "builtin") continue;
+        out[p.id] = { status: p.state?.status, tui: p.features?.tui === true };
+      }
+      return out;
+    };
+    const servicePids = new Set<number>();
+    const noteService = () => {
+      try {
+        servicePids.add(JSON.parse(Deno.readTextFileSync(stateFile)).pid);
+      } catch { /* not running (yet) */ }
+    };
+    const read = (p: string) => {
+      try {
+        return Deno.readTextFileSync(p);
+      } catch {
+        return "";
+      }
+    };
+    let pane = "";
+    try {
+      // ------------------------------------------------------------ install, both lines
+      const installed = await runCli(["install", "--json"], { env, timeoutMs: 120_000 });
+      assert.equal(installed.code, 0, installed.stderr);
+      assert.deepEqual(JSON.parse(installed.stdout).opencode.lines, ["1.x", "2.x"]);
+
+      // ------------------------------------------------------------ the service loads both
+      const started = await opencode2(["service", "start"]);
+      assert.equal(started.code, 0, new TextDecoder().decode(started.stderr));
+      await until("the service's registration", () => read(stateFile) !== "", { ms: 60_000 });
+      noteService();
+      let listed: Record<string, { status: string; tui: boolean }> = {};
+      await until("both plugins active", async () => {
+        listed = await plugins().catch(() => ({}));
+        return listed["muxbridge"]?.status === "active" &&
+          listed["muxbridge-v1"]?.status === "active";
+      }, { ms: 60_000, maxIntervalMs: 500, context: () => JSON.stringify(listed) });
+      assert.deepEqual(listed["muxbridge"], { status: "active", tui: true });
+      assert.deepEqual(listed["muxbridge-v1"], { status: "active", tui: false });
+
+      // ------------------------------------------------------------ a real TUI runs the TUI part
+      const e = Object.entries({ ...env, MUXBRIDGE_BIN: recorder, MUXBRIDGE_E2E_RECORD: record })
+        .flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+      pane = (await tmux.tmux([
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-c",
+        project,
+        ...e,
+        "--",
+        V2!,
+      ])).trim();
+      const screen = () => tmux.tmux(["capture-pane", "-p", "-t", pane]).catch(() => "");
+      await until("the bridge's hello", () => read(`${record}/stdin.ndjson`) !== "", {
+        ms: 120_000,
+        maxIntervalMs: 200,
+        context: () => read(`${base}/state/muxbridge/bridge.log`),
+      });
+      noteService();
+      const hello = JSON.parse(read(`${record}/stdin.ndjson`).split("\n")[0]);
+      assert.deepEqual(hello, {
+        type: "bridge.hello",
+        serverUrl: url,
+        directory: hello.directory,
+        opencode: "2.1.2",
+        scope: "tui",
+      });
+      assert.equal(await Deno.realPath(hello.directory), await Deno.realPath(project));
+      assert.deepEqual(read(`${record}/argv`).trim().split("\n"), [
+        "bridge",
+        "--dir",
+        hello.directory,
+      ]);
+      assert.equal(read(`${record}/env`).trim(), `TMUX_PANE=${pane}`, "the terminal's env");
+
+      // The TUI exits (Ctrl+C on its home screen): the bridge's input ends with it.
+      await until("the TUI's prompt", async () => /Ask anything/.test(await screen()), {
+        ms: 60_000,
+        maxIntervalMs: 200,
+        context: () => "",
+      });
+      await tmux.run(["send-keys", "-t", pane, "C-c"]);
+      await until("the bridge's end", () => read(`${record}/ended`) !== "", {
+        ms: 30_000,
+        maxIntervalMs: 100,
+        context: () => read(`${base}/state/muxbridge/bridge.log`),
+      });
+      assert.equal(read(`${record}/ended`).trim().split("\n").length, 1, "one bridge");
+      assert.match(read(`${base}/state/muxbridge/bridge.log`), /stopped/, "by the cleanup");
+
+      // ------------------------------------------------------------ uninstall: both unlisted
+      const removed = await runCli(["uninstall", "--json"], { env });
+      assert.equal(removed.code, 0, removed.stderr);
+      await until("neither plugin listed", async () => {
+        listed = await plugins().catch(() => listed);
+        return !listed["muxbridge"] && !listed["muxbridge-v1"];
+      }, { ms: 60_000, maxIntervalMs: 500, context: () => JSON.stringify(listed) });
+    } finally {
+      await tmux.close();
+      noteService();
+      await opencode2(["service", "stop"]).catch(() => {});
+      for (const pid of servicePids) {
+        const gone = await waitFor(clock, () => !processes.alive(pid), {
+          deadline: clock.now() + 10_000,
+          maxIntervalMs: 100,
+        });
+        if (!gone) {
+          try {
+            Deno.kill(-pid, "SIGKILL"); // the service leads its own process group
+          } catch {
+            try {
+              Deno.kill(pid, "SIGKILL");
+            } catch { /* gone meanwhile */ }
+          }
+        }
+      }
+      await Deno.remove(base, { recursive: true }).catch(() => {});
+    }
+  },
+});
