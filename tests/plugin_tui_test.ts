@@ -248,6 +248,24 @@ Deno.test("TUI normal mode: a restarted bridge gets the hello and the current vi
   }
 });
 
+Deno.test("TUI normal mode runs the command `muxbridge install` recorded beside tui.js", async () => {
+  const r = await rig();
+  await Deno.writeTextFile(
+    `${r.dir}/muxbridge.json`,
+    JSON.stringify({ command: [r.bin], version: "0.1.0" }),
+  );
+  const t = fakeTui(undefined, { log: r.log });
+  t.location = { directory: r.dir };
+  const cleanup = startTui(t.ctx, r.dir, { env: {}, tickMs: 10 });
+  try {
+    await r.until("the bridge's start", () => r.read("starts") !== "");
+    assert.match(r.read(r.log), /starting ".*\/bridge" \(from muxbridge\.json\)/);
+  } finally {
+    await cleanup();
+    await r.close();
+  }
+});
+
 Deno.test("TUI normal mode: a TUI whose server has no URL (--standalone) starts nothing and says so once", async () => {
   const r = await rig();
   const t = fakeTui([], options(r));
