@@ -4,9 +4,10 @@
  * PATH) and installs both plugins; 2.x's service lists both as active (`GET /api/plugin`: the
  * folder `muxbridge`, with its TUI part, and the 1.x file `muxbridge-v1`, which 2.x loads from
  * the same folder); a real 2.x TUI in a private tmux runs the TUI part, which starts the bridge
- * (a recording stand-in: the bridge side of the tui scope is not on main yet) with the pane's
- * environment and a tui hello naming the service, and ends it when the TUI exits; after
- * `muxbridge uninstall` the service lists neither.
+ * (first a recording stand-in, to see exactly what it is given: the pane's environment and a tui
+ * hello naming the service) and ends it when the TUI exits; a second TUI runs the real recorded
+ * muxbridge, whose bridge takes that hello and says ready; after `muxbridge uninstall` the
+ * service lists neither.
  *
  * The service runs on a port of this test's own (its config `service.json`) and is stopped in
  * every case. The 2.x binary: `OPENCODE2_TEST_BIN`, else the platform package under
@@ -108,6 +109,9 @@ Deno.test({
       OPENCODE_DISABLE_CLAUDE_CODE: "1",
       npm_config_offline: "true",
       npm_config_registry: "http://127.0.0.1:9/",
+      // Only for `deno run`: its module cache would otherwise start empty in the new HOME.
+      DENO_DIR: Deno.env.get("DENO_DIR") ??
+        `${Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`}/deno`,
       ...runTag(),
     };
     const stateFile = `${base}/state/opencode/service.json`;
@@ -173,20 +177,21 @@ Deno.test({
       assert.deepEqual(listed["muxbridge-v1"], { status: "active", tui: false });
 
       // ------------------------------------------------------------ a real TUI runs the TUI part
-      const e = Object.entries({ ...env, MUXBRIDGE_BIN: recorder, MUXBRIDGE_E2E_RECORD: record })
-        .flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-      pane = (await tmux.tmux([
-        "new-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-c",
-        project,
-        ...e,
-        "--",
-        V2!,
-      ])).trim();
+      /** Starts a 2.x TUI in a new tmux window with `extra` in its environment. */
+      const startTui = async (extra: Record<string, string>) =>
+        (await tmux.tmux([
+          "new-window",
+          "-d",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          "-c",
+          project,
+          ...Object.entries({ ...env, ...extra }).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
+          "--",
+          V2!,
+        ])).trim();
+      pane = await startTui({ MUXBRIDGE_BIN: recorder, MUXBRIDGE_E2E_RECORD: record });
       const screen = () => tmux.tmux(["capture-pane", "-p", "-t", pane]).catch(() => "");
       await until("the bridge's hello", () => read(`${record}/stdin.ndjson`) !== "", {
         ms: 120_000,
@@ -223,7 +228,30 @@ Deno.test({
         context: () => read(`${base}/state/muxbridge/bridge.log`),
       });
       assert.equal(read(`${record}/ended`).trim().split("\n").length, 1, "one bridge");
-      assert.match(read(`${base}/state/muxbridge/bridge.log`), /stopped/, "by the cleanup");
+      const pluginLog = `${base}/state/muxbridge/bridge.log`;
+      assert.match(read(pluginLog), /stopped/, "by the cleanup");
+
+      // The real muxbridge `install` recorded takes the TUI's hello and says ready.
+      const before = read(pluginLog).length;
+      const later = () => read(pluginLog).slice(before);
+      pane = await startTui({});
+      await until("the real bridge's ready", () => /bridge: \{"type":"ready"/.test(later()), {
+        ms: 120_000,
+        maxIntervalMs: 200,
+        context: later,
+      });
+      assert.match(later(), /starting ".+" \(from muxbridge\.json\) for the TUI of /);
+      assert.doesNotMatch(later(), /"type":"error"/, "the hello was taken");
+      await until("the TUI's prompt", async () => /Ask anything/.test(await screen()), {
+        ms: 60_000,
+        maxIntervalMs: 200,
+      });
+      await tmux.run(["send-keys", "-t", pane, "C-c"]);
+      await until("the plugin's stop", () => /stopped/.test(later()), {
+        ms: 30_000,
+        maxIntervalMs: 100,
+        context: later,
+      });
 
       // ------------------------------------------------------------ uninstall: both unlisted
       const removed = await runCli(["uninstall", "--json"], { env });

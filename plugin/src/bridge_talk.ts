@@ -62,8 +62,8 @@ export interface TuiHello {
   serverUrl: string;
   /** The TUI's directory. */
   directory: string;
-  /** OpenCode's version (`ctx.app.version`). */
-  opencode: string;
+  /** OpenCode's version (`ctx.app.version`); left out when the TUI does not say. */
+  opencode?: string;
 }
 
 /**
@@ -72,7 +72,9 @@ export interface TuiHello {
  * inherits from the TUI, or the service's state file).
  */
 export function tuiHelloLine(h: TuiHello): string {
-  return `${JSON.stringify({ type: "bridge.hello", ...h, scope: "tui" })}\n`;
+  const { serverUrl, directory, opencode } = h;
+  const hello = { type: "bridge.hello", serverUrl, directory, ...(opencode ? { opencode } : {}) };
+  return `${JSON.stringify({ ...hello, scope: "tui" })}\n`;
 }
 
 /** A `bridge.view` line: the TUI now shows this session. */

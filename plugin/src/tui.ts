@@ -248,11 +248,7 @@ class TuiLink {
           `by ${s.recordedVersion}; run \`muxbridge install\` again`,
       );
     }
-    const hello = tuiHelloLine({
-      serverUrl,
-      directory,
-      opencode: this.host.version() ?? "unknown",
-    });
+    const hello = tuiHelloLine({ serverUrl, directory, opencode: this.host.version() });
     let starts = 0;
     this.#bridge = new BridgeProcess({
       settings: s,
