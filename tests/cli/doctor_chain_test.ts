@@ -10,6 +10,7 @@ import type { Check } from "../../lib/backend/backend.ts";
 import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
 import { resolveConfig } from "../../lib/config/config.ts";
+import type { OpencodeLine } from "../../lib/install/detect.ts";
 import { applyPlan, planInstall } from "../../lib/install/install.ts";
 import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../lib/install/plugin_source.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
@@ -47,7 +48,7 @@ function deps(files: MemoryFiles, runner: FakeRunner, env: Record<string, string
   };
 }
 
-function installed(self = [BIN]): MemoryFiles {
+function installed(self = [BIN], lines: OpencodeLine[] = ["1.x"]): MemoryFiles {
   const files = memoryFiles();
   files.executable(BIN);
   applyPlan(
@@ -58,7 +59,7 @@ function installed(self = [BIN]): MemoryFiles {
       self,
       version: "0.1.0",
       carried: { v1: PLUGIN_V1, v2: PLUGIN_V2_FILES },
-      lines: ["1.x"],
+      lines,
     }),
   );
   return files;
@@ -214,4 +215,20 @@ Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0
   assert.equal(c.status, "warn");
   assert.match(c.detail, /auth_unsupported/);
   assert.match(c.hint!, /--port 0/);
+});
+
+Deno.test("doctor chain: only OpenCode 2.x's plugin installed: it and its recorded binary pass, no 1.x finding; a stale one fails", async () => {
+  const files = installed([BIN], ["2.x"]);
+  const runner = createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0"));
+  const checks = await run(files, runner);
+  assert.equal(byName(checks, "opencode plugin"), undefined);
+  assert.equal(byName(checks, "opencode 2.x plugin")?.status, "pass");
+  assert.equal(byName(checks, "muxbridge for the plugin")?.status, "pass");
+
+  const link = `${HOME}/.config/opencode/plugins/muxbridge`;
+  const tui = files.read(`${link}/tui.js`)!.replace("plugin 0.1.0 (", "plugin 0.0.9 (");
+  files.files.set(`${files.readLink(link)}/tui.js`, { text: tui, mode: 0o644 });
+  const stale = byName(await run(files, runner), "opencode 2.x plugin");
+  assert.equal(stale?.status, "fail");
+  assert.match(stale!.detail, /muxbridge 0\.0\.9, this binary is 0\.1\.0/);
 });
