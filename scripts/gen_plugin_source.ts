@@ -30,15 +30,33 @@ export interface Artefacts {
   v2: Record<string, string>;
 }
 
-/** The first lines of a bundle. */
-function header(version: string, what: string, entry: string): string {
+/** The first lines of a bundle (the bundler drops the sources' comments; these stay). */
+function header(version: string, what: string, entry: string, note: string[]): string {
   return [
     `// muxbridge OpenCode plugin ${version} (${what})`,
     `// Bundled from ${entry} of muxbridge by scripts/gen_plugin_source.ts. \`muxbridge install\``,
     "// writes this file and replaces it; `muxbridge uninstall` removes it. Do not edit it here.",
+    ...note.map((line) => `// ${line}`),
     "",
   ].join("\n");
 }
+
+/** What each bundle's header says about it. */
+const NOTES = {
+  v1: [
+    "OpenCode 1.x runs `server(input, options)` of the default export. OpenCode 2.x loads this",
+    "folder too and requires `{ id, setup }`: `setup` does nothing there, on purpose (muxbridge on",
+    "2.x is plugins/muxbridge), and the id differs from that plugin's so both can be installed.",
+  ],
+  server: [
+    "Does nothing, on purpose: OpenCode 2.x requires a server entry in a plugin folder, but its",
+    "server runs in the per-user service, far from the terminal; muxbridge works in tui.js.",
+  ],
+  tui: [
+    "Runs in every OpenCode 2.x TUI: in muxbridge's panes (MUXBRIDGE_PANE_SESSION) it keeps the",
+    "view on the child; elsewhere it runs one `muxbridge bridge` for the TUI and feeds it.",
+  ],
+};
 
 /** Bundles one entry of `plugin/` (run from the repository root, so paths are relative). */
 async function bundle(entry: string): Promise<string> {
@@ -82,11 +100,12 @@ export async function buildArtefacts(version: string): Promise<Artefacts> {
     exports: { "./server": "./server.js", "./tui": "./tui.js" },
   };
   return {
-    v1: header(version, "OpenCode 1.x, muxbridge.js", "plugin/muxbridge.ts") + v1,
+    v1: header(version, "OpenCode 1.x, muxbridge.js", "plugin/muxbridge.ts", NOTES.v1) + v1,
     v2: {
       "package.json": `${JSON.stringify(pkg, null, 2)}\n`,
-      "server.js": header(version, "OpenCode 2.x, server entry", "plugin/server.ts") + server,
-      "tui.js": header(version, "OpenCode 2.x, TUI entry", "plugin/tui.ts") + tui,
+      "server.js": header(version, "OpenCode 2.x, server entry", "plugin/server.ts", NOTES.server) +
+        server,
+      "tui.js": header(version, "OpenCode 2.x, TUI entry", "plugin/tui.ts", NOTES.tui) + tui,
     },
   };
 }
