@@ -128,8 +128,8 @@ export function planV2Install(deps: InstallDeps, at: OpencodeLocations, plan: Pl
     "muxbridge.json": sidecarText({ command: [...deps.self], version: deps.version, createdDir }),
   };
   const folder = join(at.v2Store, versionedName(deps.version, content));
-  const what = `the OpenCode 2.x plugin ${deps.version} (${Object.keys(content).join(", ")}; ` +
-    `the muxbridge command its TUI part runs: ${deps.self.join(" ")})`;
+  const what = `the OpenCode 2.x plugin ${deps.version}: ${Object.keys(content).join(", ")}, ` +
+    `with the muxbridge command its TUI part runs: ${deps.self.join(" ")}`;
   const whole = Object.entries(content).every(([name, text]) =>
     files.read(join(folder, name)) === text
   );
