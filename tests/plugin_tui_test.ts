@@ -46,6 +46,7 @@ type Route = Record<string, unknown>;
 function fakeTui(
   urls: string[] = ["http://127.0.0.1:49374"],
   options: Record<string, unknown> = {},
+  pid = 4242,
 ) {
   const listeners = new Set<(e: unknown) => void>();
   const t = {
@@ -66,7 +67,7 @@ function fakeTui(
       return t.location;
     },
     app: { version: "2.1.2", channel: "latest" },
-    client: { server: { info: () => Promise.resolve({ version: "2.1.2", pid: 1, urls }) } },
+    client: { server: { info: () => Promise.resolve({ version: "2.1.2", pid, urls }) } },
     data: {
       listen(h: (e: unknown) => void) {
         listeners.add(h);
@@ -266,20 +267,31 @@ Deno.test("TUI normal mode runs the command `muxbridge install` recorded beside 
   }
 });
 
-Deno.test("TUI normal mode: a TUI whose server has no URL (--standalone) starts nothing and says so once", async () => {
-  const r = await rig();
-  const t = fakeTui([], options(r));
-  t.location = { directory: r.dir };
-  const cleanup = startTui(t.ctx, r.dir, { env: {}, tickMs: 10 });
-  try {
-    await r.until("the log line", () => /has no URL/.test(r.read(r.log)));
-    t.emit({ type: "session.created", data: { sessionID: "ses_C" } });
-    await new Promise((res) => setTimeout(res, 100));
-    assert.equal(r.read("starts"), "");
-    assert.equal(r.read(r.log).match(/has no URL/g)?.length, 1);
-  } finally {
-    await cleanup();
-    await r.close();
+Deno.test("TUI normal mode: a TUI whose server has no URL, or is its own private one (--standalone), starts nothing and says so once", async () => {
+  for (
+    const [urls, parent, said] of [
+      [[], 1, /has no URL/g],
+      [["http://127.0.0.1:40001"], Deno.pid, /its own private server \(--standalone\)/g],
+    ] as const
+  ) {
+    const r = await rig();
+    const t = fakeTui([...urls], options(r), 4242);
+    t.location = { directory: r.dir };
+    const cleanup = startTui(t.ctx, r.dir, {
+      env: {},
+      tickMs: 10,
+      parentOf: (pid) => (pid === 4242 ? parent : null),
+    });
+    try {
+      await r.until("the log line", () => new RegExp(said.source).test(r.read(r.log)));
+      t.emit({ type: "session.created", data: { sessionID: "ses_C" } });
+      await new Promise((res) => setTimeout(res, 100));
+      assert.equal(r.read("starts"), "");
+      assert.equal(r.read(r.log).match(said)?.length, 1);
+    } finally {
+      await cleanup();
+      await r.close();
+    }
   }
 });
 

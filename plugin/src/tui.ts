@@ -12,7 +12,7 @@
  *   with backoff; `bridge.hello` with the server's first URL, the directory, OpenCode's version
  *   and `scope: "tui"`; every event muxbridge reads, one JSON line each, through the bounded
  *   queue; `bridge.view` whenever the TUI starts showing another session. A TUI whose server
- *   has no URL (`--standalone`) starts nothing and says so once.
+ *   has no URL, or is its own private one (`--standalone`), starts nothing and says so once.
  *
  * Both modes return the cleanup OpenCode runs when it unloads the plugin (hot reload, exit): it
  * ends the bridge. Should the TUI die without it, the bridge's input closes and it ends too.
@@ -20,6 +20,8 @@
  * @module
  */
 
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import process from "node:process";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { BridgeProcess } from "./bridge_process.ts";
@@ -51,6 +53,8 @@ export interface TuiSeams {
   exit?: () => void;
   /** How often the route is read. @default 250 */
   tickMs?: number;
+  /** The parent of a process, or null when unknown. @default /proc, else `ps` */
+  parentOf?: (pid: number) => number | null;
 }
 
 /** The cleanup a TUI plugin's `setup` returns. */
@@ -85,7 +89,7 @@ export function startTui(ctx: unknown, here: string, seams: TuiSeams = {}): Clea
       log.line("a bridge already runs for this TUI process; this load starts none");
       return () => log.close();
     }
-    const link = new TuiLink(host, s, log, guard, tickMs, () => {
+    const link = new TuiLink(host, s, log, guard, tickMs, seams.parentOf ?? parentOf, () => {
       if (realm[ACTIVE] === link) delete realm[ACTIVE];
     });
     realm[ACTIVE] = link;
@@ -163,6 +167,7 @@ class TuiLink {
     readonly log: LogWriter,
     readonly guard: Guard,
     readonly tickMs: number,
+    readonly parentOf: (pid: number) => number | null,
     readonly release: () => void,
   ) {
     this.#queue = new LineQueue(s.queueBytes, log.line);
@@ -205,12 +210,17 @@ class TuiLink {
     if (directory !== undefined) this.#launch(this.#serverUrl, directory);
   }
 
-  /** Asks the TUI for its server's URL, retrying with the restart backoff. */
+  /**
+   * Asks the TUI for its server's URL, retrying with the restart backoff. A server the TUI runs
+   * itself (`--standalone`: a `serve --stdio` child of this process) keeps its password to
+   * itself, so no bridge could talk to it: nothing is started for it.
+   */
   async #askServer(): Promise<void> {
     for (let attempt = 0;; attempt++) {
       let urls: string[];
+      let pid: number | undefined;
       try {
-        urls = await within(this.host.serverUrls(), INFO_TIMEOUT_MS);
+        ({ urls, pid } = await within(this.host.serverInfo(), INFO_TIMEOUT_MS));
       } catch (err) {
         if (attempt >= this.s.maxRestarts) {
           return this.#off(
@@ -223,9 +233,13 @@ class TuiLink {
       }
       if (this.#mode !== "waiting") return;
       if (urls.length === 0) {
+        return this.#off("the TUI's server has no URL: muxbridge is not started for this TUI");
+      }
+      if (pid !== undefined && this.parentOf(pid) === process.pid) {
         return this.#off(
-          "the TUI's server has no URL (a --standalone TUI talks to its own server over " +
-            "stdio): muxbridge is not started for this TUI",
+          "this TUI runs its own private server (--standalone), whose password it keeps to " +
+            "itself: muxbridge is not started for this TUI (use the background service: plain " +
+            "`opencode`)",
         );
       }
       this.#serverUrl = urls[0];
@@ -292,6 +306,28 @@ class TuiLink {
     this.#queue.reportTotal();
     if (was !== "off") this.log.line("stopped");
     await this.log.close();
+  }
+}
+
+/**
+ * The parent of a process: Linux `/proc/<pid>/stat`, else `ps -o ppid=` (macOS; bounded); null
+ * when it cannot be told.
+ */
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) ? ppid : null;
+  } catch { /* no /proc here */ }
+  try {
+    const out = execFileSync("ps", ["-o", "ppid=", "-p", String(pid)], {
+      encoding: "utf8",
+      timeout: 2000,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return /^\d+$/.test(out) ? Number(out) : null;
+  } catch {
+    return null;
   }
 }
 

@@ -22,8 +22,10 @@ export interface TuiHost {
   version(): string | undefined;
   /** The TUI's current directory (`ctx.location.directory`); unset until the TUI connected. */
   directory(): string | undefined;
-  /** The server's URLs (`ctx.client.server.info()`); rejects when it cannot be asked. */
-  serverUrls(): Promise<string[]>;
+  /**
+   * The server's URLs and pid (`ctx.client.server.info()`); rejects when it cannot be asked.
+   */
+  serverInfo(): Promise<{ urls: string[]; pid?: number }>;
   /** What the TUI shows (`ctx.ui.router.current()`); undefined when it cannot tell. */
   route(): TuiRoute | undefined;
   /** Shows a session (`ctx.ui.router.navigate`); false when the TUI offers no router. */
@@ -77,12 +79,16 @@ export function tuiHost(ctx: unknown): TuiHost {
     options: bag(c.options),
     version: () => text(bag(c.app).version),
     directory: () => text(bag(c.location).directory) || undefined,
-    async serverUrls() {
+    async serverInfo() {
       const info = method(bag(c.client).server, "info");
       if (!info) throw new Error("the TUI's client has no server.info()");
-      const got = bag(await info());
-      const urls = Array.isArray(got.urls) ? got.urls : bag(got.data).urls;
-      return Array.isArray(urls) ? urls.filter((u): u is string => typeof u === "string") : [];
+      const raw = bag(await info());
+      const got = Array.isArray(raw.urls) ? raw : bag(raw.data);
+      const urls = Array.isArray(got.urls)
+        ? got.urls.filter((u): u is string => typeof u === "string")
+        : [];
+      const pid = typeof got.pid === "number" && Number.isInteger(got.pid) ? got.pid : undefined;
+      return { urls, ...(pid ? { pid } : {}) };
     },
     route() {
       const current = method(router(), "current");
