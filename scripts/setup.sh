@@ -33,3 +33,9 @@ echo "setup: installing npm packages (deno, bun, zod, semver, opencode-ai)"
 # it cannot get. The versions are pinned in package.json and package-lock.json either way.
 npm install --no-audit --no-fund --loglevel=error
 ./node_modules/.bin/deno --version | head -1
+
+# OpenCode 2.x for its end-to-end tests, in its own prefix (its `opencode` bin clashes with
+# opencode-ai's). No install scripts: the tests run the platform package's binary, which is all
+# @opencode/cli's postinstall would link into place (tests/helpers/opencode2_home.ts).
+echo "setup: installing OpenCode 2.x (@opencode/cli) into tools/opencode2"
+npm install --prefix tools/opencode2 --ignore-scripts --no-audit --no-fund --loglevel=error
