@@ -7,7 +7,8 @@
  * (first a recording stand-in, to see exactly what it is given: the pane's environment and a tui
  * hello naming the service) and ends it when the TUI exits; a second TUI runs the real recorded
  * muxbridge, whose bridge takes that hello and says ready; after `muxbridge uninstall` the
- * service lists neither.
+ * service lists neither. And the real 1.x with both installed runs exactly one bridge: the 2.x
+ * folder in `plugins/` is no 1.x plugin.
  *
  * The service runs on a port of this test's own (its config `service.json`) and is stopped in
  * every case. The 2.x binary: `opencode2Bin()` of `tests/helpers/opencode2_home.ts`.
@@ -18,7 +19,13 @@ import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { freePort, opencode2Bin } from "./helpers/opencode2_home.ts";
-import { childrenOf, cmdline, opencodeBin } from "./helpers/opencode_server.ts";
+import {
+  childrenOf,
+  cmdline,
+  opencodeBin,
+  type OpencodeServer,
+  startOpencodeServer,
+} from "./helpers/opencode_server.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 import { runTag } from "./helpers/run_tag.ts";
 import { startTmuxServer } from "./helpers/tmux_server.ts";
@@ -256,3 +263,62 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "real OpenCode 1.x with both plugins installed runs one bridge: plugins/muxbridge (the 2.x folder) is no 1.x plugin",
+  ...requires("the OpenCode 1.x side of both installs", [
+    requirement("OpenCode 1.x", V1 !== null, "npm install (opencode-ai is a devDependency)"),
+  ]),
+  async fn() {
+    const base = await Deno.makeTempDir({ prefix: "muxbridge-e2e-both-v1-" });
+    let server: OpencodeServer | undefined;
+    try {
+      const record = `${base}/record`;
+      await Deno.mkdir(record);
+      await Deno.mkdir(`${base}/config/opencode`, { recursive: true });
+      const recorder = `${base}/recorder`;
+      await Deno.writeTextFile(
+        recorder,
+        `#!/bin/sh\n${RECORDER.replace("cat >>", 'echo start >> "$d/starts"; cat >>')}\n`,
+      );
+      await Deno.chmod(recorder, 0o755);
+      // Both lines, as `muxbridge install` with nothing found writes them.
+      const installed = await runCli(["install", "--json"], {
+        env: { HOME: `${base}/home`, XDG_CONFIG_HOME: `${base}/config`, PATH: "/usr/bin:/bin" },
+      });
+      assert.equal(installed.code, 0, installed.stderr);
+      assert.deepEqual(JSON.parse(installed.stdout).opencode.lines, ["1.x", "2.x"]);
+      server = await startOpencodeServer({
+        env: {
+          XDG_CONFIG_HOME: `${base}/config`, // where install wrote (no opencode.json: no model)
+          MUXBRIDGE_BIN: recorder,
+          MUXBRIDGE_E2E_RECORD: record,
+        },
+      });
+      const s = server;
+      // The server loads plugins with the first request for a directory.
+      await s.request("GET", `/session?directory=${encodeURIComponent(s.project)}`);
+      const starts = () => read(`${record}/starts`).trim().split("\n").filter((l) => l);
+      await until("the bridge's start", () => starts().length > 0, {
+        ms: 60_000,
+        maxIntervalMs: 100,
+        context: () => s.stderr().slice(-2000),
+      });
+      await new Promise((res) => setTimeout(res, 3000)); // a second load would start by now
+      assert.equal(starts().length, 1, "one bridge: the 2.x folder did not load as a 1.x plugin");
+      assert.deepEqual(read(`${record}/argv`).trim().split("\n").slice(0, 2), ["bridge", "--url"]);
+    } finally {
+      await server?.close();
+      await Deno.remove(base, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+function read(p: string): string {
+  try {
+    return Deno.readTextFileSync(p);
+  } catch {
+    return "";
+  }
+}
