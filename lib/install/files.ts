@@ -1,15 +1,19 @@
 /**
  * The file seam of `install`, `uninstall` and `doctor`: the few file operations they need,
  * with a real version over `node:fs` that never leaves a half-written file (write a temporary
- * file beside the target, fsync, rename over it).
+ * file beside the target, fsync, rename over it) and never replaces a symbolic link: a write
+ * goes to the file the link points to, once {@linkcode Files.writeTarget} has checked it is a
+ * regular file of this user's in a folder this user can write.
  *
  * @module
  */
 
 import {
+  accessSync,
   closeSync,
   constants,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -27,6 +31,7 @@ import {
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { MuxError } from "../sys/errors.ts";
+import { currentUid } from "../sys/private_fs.ts";
 
 /** What a path is. */
 export interface FileInfo {
@@ -36,18 +41,43 @@ export interface FileInfo {
   mode: number;
 }
 
+/**
+ * Where a write to a path lands: the path itself, or, when it is a symbolic link (a dotfiles
+ * setup links `opencode.json`), the file the link ends at; or why install will not write there.
+ */
+export type WriteTarget =
+  | {
+    /** The file to write: `path`, or the link's final target. */
+    path: string;
+    /** Whether `path` is a symbolic link (the link stays; its target gets the text). */
+    linked: boolean;
+    refused?: undefined;
+  }
+  | {
+    path?: undefined;
+    /** Why a write through the link is refused, in words for a message. */
+    refused: string;
+  };
+
 /** The file operations install, uninstall and doctor use. */
 export interface Files {
   /** Reads a UTF-8 file; null when it does not exist. @throws {MuxError} `write_failed` */
   read(path: string): string | null;
   /** What `path` is; null when it does not exist. */
   stat(path: string): FileInfo | null;
+  /**
+   * Where writing `path` would land (see {@linkcode WriteTarget}): a path that is not a
+   * symbolic link (or does not exist) is written itself; a link is followed to its final target,
+   * which must exist, be a regular file this user owns, in a folder this user can write.
+   */
+  writeTarget(path: string): WriteTarget;
   /** Creates a directory and its parents. @throws {MuxError} `write_failed` */
   mkdirp(path: string): void;
   /**
-   * Replaces `path` with `text` atomically (temporary file, fsync, rename).
+   * Replaces `path` with `text` atomically (temporary file, fsync, rename). A symbolic link at
+   * `path` is never replaced: write to its {@linkcode Files.writeTarget} instead.
    *
-   * @throws {MuxError} `write_failed`
+   * @throws {MuxError} `write_failed`, also when `path` is a symbolic link
    */
   writeAtomic(path: string, text: string, mode: number): void;
   /** Removes a file (gone already is fine). @throws {MuxError} `write_failed` */
@@ -94,13 +124,25 @@ function failed(action: string, path: string, err: unknown): MuxError {
     cause: err,
     hint: code === "EACCES" || code === "EPERM" || code === "EROFS"
       ? "Check the folder's owner and permissions, or point XDG_CONFIG_HOME / OPENCODE_CONFIG_DIR elsewhere"
+      : code === "ELOOP"
+      ? "The path is a loop of symbolic links: fix or remove the link, then run the command again"
       : "Check the path and free space",
   });
+}
+
+/** Options of {@linkcode createRealFiles}. */
+export interface RealFilesOptions {
+  /**
+   * The user whose files a symbolic link may be written through to. @default the current
+   * effective uid
+   */
+  uid?: number;
 }
 
 /**
  * The real file seam over `node:fs`.
  *
+ * @param options Whose files links may lead to.
  * @returns The seam.
  *
  * @example Write a file atomically
@@ -111,7 +153,8 @@ function failed(action: string, path: string, err: unknown): MuxError {
  * files.writeAtomic(`${dir}/a.txt`, "hello\n", 0o644);
  * ```
  */
-export function createRealFiles(): Files {
+export function createRealFiles(options: RealFilesOptions = {}): Files {
+  const uid = options.uid ?? currentUid();
   return {
     read(path) {
       try {
@@ -132,6 +175,9 @@ export function createRealFiles(): Files {
         return null;
       }
     },
+    writeTarget(path) {
+      return writeTargetOf(path, uid);
+    },
     mkdirp(path) {
       try {
         mkdirSync(path, { recursive: true });
@@ -150,6 +196,10 @@ export function createRealFiles(): Files {
         fsyncSync(fd);
         closeSync(fd);
         fd = undefined;
+        // The rename would replace a link (a dotfiles setup's) with a regular file: never.
+        if (isSymlink(path)) {
+          throw new Error("it is a symbolic link (install writes to the file it points to)");
+        }
         renameSync(tmp, path);
       } catch (err) {
         if (fd !== undefined) closeSync(fd);
@@ -281,4 +331,48 @@ function folderFiles(): Pick<
       }
     },
   };
+}
+
+/** Whether `path` is a symbolic link (false when it does not exist). */
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** {@linkcode Files.writeTarget} over `node:fs`. */
+function writeTargetOf(path: string, uid: number | undefined): WriteTarget {
+  if (!isSymlink(path)) return { path, linked: false };
+  let shown = path;
+  try {
+    shown = readlinkSync(path);
+  } catch { /* shown as the path */ }
+  const link = `it is a symbolic link to ${JSON.stringify(shown)}`;
+  let target: string;
+  try {
+    target = realpathSync(path);
+  } catch (err) {
+    const code = errno(err);
+    return {
+      refused: code === "ENOENT" || code === "ENOTDIR"
+        ? `${link}, which does not exist`
+        : code === "ELOOP"
+        ? `${link}, a loop of links`
+        : `${link}, which cannot be followed (${(err as Error).message})`,
+    };
+  }
+  const at = target === shown ? link : `${link} (${JSON.stringify(target)})`;
+  const st = statSync(target);
+  if (!st.isFile()) return { refused: `${at}, which is not a regular file` };
+  if (uid !== undefined && st.uid !== uid) {
+    return { refused: `${at}, which uid ${st.uid} owns, not you (uid ${uid})` };
+  }
+  try {
+    accessSync(dirname(target), constants.W_OK);
+  } catch {
+    return { refused: `${at}, in a folder you cannot write (${JSON.stringify(dirname(target))})` };
+  }
+  return { path: target, linked: true };
 }

@@ -6,9 +6,12 @@
  * take exactly that away again. A plan is computed first (that is `--dry-run`), then applied
  * step by step, every file written atomically.
  *
- * What install never does: touch a file that is not muxbridge's; rewrite a user's config. The
- * one config edit it makes removes an older muxbridge entry from a config's `plugin` list (the
- * old way to install), cutting only that entry's bytes so comments and layout stay.
+ * What install never does: touch a file that is not muxbridge's; rewrite a user's config; replace
+ * a symbolic link. The one config edit it makes removes an older muxbridge entry from a config's
+ * `plugin` list (the old way to install), cutting only that entry's bytes so comments and layout
+ * stay. A file that is a symbolic link (dotfiles setups link `opencode.json`) is written through
+ * to its target, which must be a regular file of the user's in a folder the user can write;
+ * else the plan is refused, naming the link and the target, before anything is written.
  *
  * @module
  */
@@ -23,6 +26,7 @@ import { planV1Install, planV1Uninstall, v1Installed } from "./install_v1.ts";
 import { planV2Install, planV2Uninstall, v2Installed } from "./install_v2.ts";
 import { type JsoncNode, parseJsonc, plain, removeItems } from "./jsonc.ts";
 import { opencodeLocations } from "./locations.ts";
+import { throughLinks } from "./through_links.ts";
 
 export { isMuxbridgePlugin, pluginVersion, readSidecar, type Sidecar } from "./plugin_files.ts";
 
@@ -125,7 +129,9 @@ function muxbridgeEntries(path: string, text: string): { list: JsoncNode; indexe
  *   OpenCode lines to install for.
  * @returns What to do; nothing when everything is in place already.
  * @throws {MuxError} `invalid_config` for a config that is not valid JSONC (or no HOME);
- *   `not_owned` when something that is not muxbridge's sits where a plugin goes.
+ *   `not_owned` when something that is not muxbridge's sits where a plugin goes, or a file to
+ *   write is a symbolic link install will not write through (dangling, or to something that is
+ *   not a regular file of the user's in a folder the user can write).
  */
 export function planInstall(deps: InstallDeps): Plan {
   const { files } = deps;
@@ -136,9 +142,14 @@ export function planInstall(deps: InstallDeps): Plan {
     const text = files.read(path);
     if (text === null) return [];
     const { list, indexes } = muxbridgeEntries(path, text);
-    return indexes.length
-      ? [{ path, text: removeItems(text, list, indexes), n: indexes.length }]
-      : [];
+    if (!indexes.length) return [];
+    const { target, note } = throughLinks(
+      files,
+      path,
+      "edit OpenCode's config",
+      `Remove the muxbridge entries from its "plugin" list yourself (in your dotfiles' source, if you link it), then run install again`,
+    );
+    return [{ path, target, note, text: removeItems(text, list, indexes), n: indexes.length }];
   });
 
   for (const line of linesFor(deps, at)) {
@@ -146,13 +157,13 @@ export function planInstall(deps: InstallDeps): Plan {
     else planV2Install(deps, at, plan);
   }
   for (const edit of edits) {
-    const mode = files.stat(edit.path)?.mode ?? 0o644;
-    plan.steps.push({ kind: "write", path: edit.path, text: edit.text, mode });
+    const mode = files.stat(edit.target)?.mode ?? 0o644;
+    plan.steps.push({ kind: "write", path: edit.target, text: edit.text, mode });
     plan.changed.push({
       path: edit.path,
       action: "edit",
       what: `removed ${edit.n} older muxbridge ${edit.n === 1 ? "entry" : "entries"} from its ` +
-        `plugin list (the plugin folder loads it now; nothing else in the file changes)`,
+        `plugin list (the plugin folder loads it now; nothing else in the file changes)${edit.note}`,
     });
   }
   return plan;

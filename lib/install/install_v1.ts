@@ -13,6 +13,7 @@ import type { Files } from "./files.ts";
 import type { InstallDeps, Plan } from "./install.ts";
 import type { OpencodeLocations } from "./locations.ts";
 import { isMuxbridgePlugin, pluginVersion, readSidecar, sidecarText } from "./plugin_files.ts";
+import { OWN_LINK_HINT, throughLinks } from "./through_links.ts";
 
 /**
  * Whether a muxbridge plugin for OpenCode 1.x (any version, old places included) is installed.
@@ -64,11 +65,12 @@ export function planV1Install(deps: InstallDeps, at: OpencodeLocations, plan: Pl
         hint: "Move it away, then run install again",
       });
     }
-    plan.steps.push({ kind: "write", path: at.sidecar, text: recorded, mode: 0o644 });
+    const { target, note } = throughLinks(files, at.sidecar, "write", OWN_LINK_HINT);
+    plan.steps.push({ kind: "write", path: target, text: recorded, mode: 0o644 });
     plan.changed.push({
       path: at.sidecar,
       action: currentSidecar === null ? "write" : "replace",
-      what: `the muxbridge command the plugin runs: ${deps.self.join(" ")}`,
+      what: `the muxbridge command the plugin runs: ${deps.self.join(" ")}${note}`,
     });
   }
 
@@ -82,13 +84,15 @@ export function planV1Install(deps: InstallDeps, at: OpencodeLocations, plan: Pl
         hint: "Move it away, then run install again",
       });
     }
-    plan.steps.push({ kind: "write", path: at.plugin, text: deps.carried.v1, mode: 0o644 });
+    const { target, note } = throughLinks(files, at.plugin, "write", OWN_LINK_HINT);
+    plan.steps.push({ kind: "write", path: target, text: deps.carried.v1, mode: 0o644 });
     plan.changed.push({
       path: at.plugin,
       action: current === null ? "write" : "replace",
-      what: current === null
+      what: (current === null
         ? what
-        : `the OpenCode 1.x plugin ${pluginVersion(current) ?? "(older)"} → ${deps.version}`,
+        : `the OpenCode 1.x plugin ${pluginVersion(current) ?? "(older)"} → ${deps.version}`) +
+        note,
     });
   }
 

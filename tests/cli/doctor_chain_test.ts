@@ -197,7 +197,7 @@ Deno.test("doctor chain: a last run whose bridge could not start, or found no mu
   assert.match(c.hint!, /inside tmux/);
 });
 
-Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0", async () => {
+Deno.test("doctor chain: children skipped for auth_unsupported point to a local pane or a provider with env, never to dropping the password", async () => {
   const files = installed();
   files.files.set(LOG, {
     text: [
@@ -214,7 +214,57 @@ Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0
   )!;
   assert.equal(c.status, "warn");
   assert.match(c.detail, /auth_unsupported/);
-  assert.match(c.hint!, /--port 0/);
+  assert.match(c.hint!, /local pane|provider that promises `env`/);
+  assert.doesNotMatch(c.hint!, /--port|without .*password/);
+});
+
+Deno.test("doctor chain: a last run on OpenCode's own port is checked for a password, without sending one", async () => {
+  const files = installed();
+  files.files.set(LOG, {
+    text: [
+      `2026-12-01T10:00:00.001Z muxbridge-plugin[7] starting "${BIN}" (from muxbridge.json) for http://127.0.0.1:4096/ in /p`,
+      '2026-12-01T10:00:00.300Z muxbridge-plugin[7] bridge: {"type":"ready","protocol":1,"version":"0.1.0","backend":"tmux"}',
+      "",
+    ].join("\n"),
+    mode: 0o600,
+  });
+  const asked: Array<{ url: string; authorization: string | null }> = [];
+  const serving = (status: number) => (input: string | URL | Request, init?: RequestInit) => {
+    const req = new Request(input, init);
+    asked.push({ url: req.url, authorization: req.headers.get("authorization") });
+    return Promise.resolve(
+      status === 200
+        ? Response.json({ healthy: true, version: "1.18.33" })
+        : new Response(null, { status }),
+    );
+  };
+  const check = async (status: number) => {
+    const d = {
+      ...deps(files, createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0")), {
+        ...ENV,
+        OPENCODE_SERVER_PASSWORD: "never-sent",
+      }),
+      fetch: serving(status),
+    };
+    const checks = await chainChecks(d, resolveConfig({ env: d.env, flags: {} }));
+    return byName(checks, "last run's server password");
+  };
+  const open = await check(200);
+  assert.equal(open?.status, "warn");
+  assert.match(open!.detail, /http:\/\/127\.0\.0\.1:4096\/? answers without a password/);
+  assert.match(open!.hint!, /OPENCODE_SERVER_PASSWORD/);
+  assert.equal((await check(401))?.status, "pass");
+  assert.ok(asked.length >= 2);
+  assert.ok(asked.every((a) => a.authorization === null), "the probe carries no password");
+  // Plain opencode (the forwarding endpoint) and a server that does not answer: no such check.
+  files.files.set(LOG, {
+    text: files.files.get(LOG)!.text.replace(
+      "for http://127.0.0.1:4096/ in /p",
+      "for the forwarding endpoint in /p",
+    ),
+    mode: 0o600,
+  });
+  assert.equal(await check(200), undefined);
 });
 
 Deno.test("doctor chain: only OpenCode 2.x's plugin installed: it and its recorded binary pass, no 1.x finding; a stale one fails", async () => {

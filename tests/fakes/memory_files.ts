@@ -83,6 +83,8 @@ export function memoryFiles(initial: Record<string, string> = {}): MemoryFiles {
       if (f) return { kind: "file", mode: f.mode };
       return dirs.has(real(path)) ? { kind: "dir", mode: 0o755 } : null;
     },
+    // No symbolic links here: the real seam's are tested on a real file system.
+    writeTarget: (path) => ({ path, linked: false }),
     mkdirp(path) {
       if (!dirs.has(path)) guard(`${path}/x`);
       addDirs(path);
