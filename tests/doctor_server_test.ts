@@ -60,22 +60,40 @@ Deno.test("doctor --url passes a healthy OpenCode 1.x server with its version", 
   assert.equal(find(checks, "opencode binary")?.status, "pass");
 });
 
-Deno.test("doctor --url fails an OpenCode 2 server: its attach differs, with a fix", async () => {
+Deno.test("doctor --url passes an OpenCode 2.x service and names its line", async () => {
   const server = createFakeOpencode();
-  server.version = "2.1.0";
+  server.line = 2;
+  server.version = "2.1.2";
+  const { checks } = await doctor(server);
+  const v = find(checks, "server version")!;
+  assert.equal(v.status, "pass");
+  assert.match(v.detail, /2\.1\.2 \(2\.x/);
+  assert.equal(find(checks, "server session lookup")?.status, "pass");
+});
+
+Deno.test("doctor --url fails a server version no line supports, with a fix", async () => {
+  const server = createFakeOpencode();
+  server.version = "2.0.3";
   const { checks, exitCode } = await doctor(server);
   const v = find(checks, "server version")!;
   assert.equal(v.status, "fail");
   assert.match(v.detail, /unsupported_version/);
-  assert.match(v.hint ?? "", /opencode-ai@1/);
+  assert.match(v.hint ?? "", /@opencode\/cli@2/);
   assert.equal(exitCode, 1);
 });
 
-Deno.test("doctor fails an opencode binary whose attach differs", async () => {
-  const { checks } = await doctor(createFakeOpencode(), { binVersion: "2.0.0" });
+Deno.test("doctor fails an opencode binary of a version no line supports", async () => {
+  const { checks } = await doctor(createFakeOpencode(), { binVersion: "0.15.8" });
   const b = find(checks, "opencode binary")!;
   assert.equal(b.status, "fail");
-  assert.match(b.hint ?? "", /no `opencode attach`/);
+  assert.match(b.hint ?? "", /too old/);
+});
+
+Deno.test("doctor passes an opencode 2.x binary (`opencode v2.1.2`)", async () => {
+  const { checks } = await doctor(createFakeOpencode(), { binVersion: "2.1.2" });
+  const b = find(checks, "opencode binary")!;
+  assert.equal(b.status, "pass");
+  assert.match(b.detail, /OpenCode 2\.x/);
 });
 
 Deno.test("doctor --url warns when the server does not tell its version", async () => {

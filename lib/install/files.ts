@@ -16,12 +16,15 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   realpathSync,
   renameSync,
   rmdirSync,
+  rmSync,
   statSync,
+  symlinkSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -83,6 +86,31 @@ export interface Files {
   removeEmptyDir(path: string): boolean;
   /** Whether `path` is a file this user may execute. */
   isExecutable(path: string): boolean;
+
+  // What OpenCode 2.x's plugin folder needs (`install_v2.ts`): a link to a versioned folder.
+
+  /** Where the symbolic link `path` points (its text); null when `path` is no link. */
+  readLink(path: string): string | null;
+  /** The names in a folder; none when it does not exist. */
+  list(path: string): string[];
+  /**
+   * Creates the folder `path` holding `files` (name → text), atomically: written and synced in a
+   * temporary folder beside it, then renamed into place.
+   *
+   * @throws {MuxError} `write_failed`, also when `path` exists
+   */
+  writeFolderAtomic(path: string, files: Readonly<Record<string, string>>, mode: number): void;
+  /**
+   * Points the link `path` at `target` in one step: a new link beside it renamed over it (an
+   * OpenCode starting meanwhile sees the old target or the new one).
+   *
+   * @throws {MuxError} `write_failed`
+   */
+  replaceLink(path: string, target: string): void;
+  /** Removes a folder and everything in it (gone already is fine). @throws {MuxError} `write_failed` */
+  removeTree(path: string): void;
+  /** `path` with every link along it resolved; null when it does not exist. */
+  realPath(path: string): string | null;
 }
 
 /** The errno of a failed `node:fs` call. */
@@ -202,6 +230,104 @@ export function createRealFiles(options: RealFilesOptions = {}): Files {
         return s.isFile() && (s.mode & 0o111) !== 0;
       } catch {
         return false;
+      }
+    },
+    ...folderFiles(),
+  };
+}
+
+/** A name beside `path` that no OpenCode loads (no .ts/.js ending) and no other run picks. */
+function scratch(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/** Syncs a folder's entries to disk (where the platform allows opening a folder). */
+function syncFolder(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY);
+    fsyncSync(fd);
+  } catch {
+    /* not supported here: the rename is still atomic */
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The real versions of the link and folder operations. */
+function folderFiles(): Pick<
+  Files,
+  "readLink" | "list" | "writeFolderAtomic" | "replaceLink" | "removeTree" | "realPath"
+> {
+  return {
+    readLink(path) {
+      try {
+        return readlinkSync(path);
+      } catch {
+        return null; // absent, or not a link
+      }
+    },
+    list(path) {
+      try {
+        return readdirSync(path).sort();
+      } catch {
+        return [];
+      }
+    },
+    writeFolderAtomic(path, files, mode) {
+      const tmp = scratch(path);
+      try {
+        mkdirSync(tmp, { mode: 0o755 });
+        for (const [name, text] of Object.entries(files)) {
+          const fd = openSync(
+            join(tmp, name),
+            constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+            mode,
+          );
+          try {
+            writeSync(fd, text);
+            fsyncSync(fd);
+          } finally {
+            closeSync(fd);
+          }
+        }
+        syncFolder(tmp);
+        // rename(2) onto an existing folder fails unless it is empty: never merge into one.
+        if (statSync(path, { throwIfNoEntry: false })) {
+          throw Object.assign(new Error("it exists already"), { code: "EEXIST" });
+        }
+        renameSync(tmp, path);
+        syncFolder(dirname(path));
+      } catch (err) {
+        rmSync(tmp, { recursive: true, force: true });
+        throw failed("write the folder", path, err);
+      }
+    },
+    replaceLink(path, target) {
+      const tmp = scratch(path);
+      try {
+        symlinkSync(target, tmp);
+        renameSync(tmp, path);
+        syncFolder(dirname(path));
+      } catch (err) {
+        try {
+          unlinkSync(tmp);
+        } catch { /* never created */ }
+        throw failed("link", path, err);
+      }
+    },
+    removeTree(path) {
+      try {
+        rmSync(path, { recursive: true, force: true });
+      } catch (err) {
+        throw failed("remove", path, err);
+      }
+    },
+    realPath(path) {
+      try {
+        return realpathSync(path);
+      } catch {
+        return null;
       }
     },
   };

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { chownSync, lstatSync, readlinkSync } from "node:fs";
 import { createRealFiles } from "../../lib/install/files.ts";
 import { applyPlan, planInstall } from "../../lib/install/install.ts";
-import { PLUGIN_SOURCE } from "../../lib/install/plugin_source.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../lib/install/plugin_source.ts";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 
@@ -40,7 +40,8 @@ function install(home: string, uid?: number) {
     env: fakeEnv({ HOME: home }),
     self: [`${home}/bin/muxbridge`],
     version: "0.1.0",
-    source: PLUGIN_SOURCE,
+    carried: { v1: PLUGIN_V1, v2: PLUGIN_V2_FILES },
+    lines: ["1.x"],
   });
   applyPlan(files, plan);
   return plan;
@@ -90,16 +91,16 @@ Deno.test("install edits a symlinked opencode.json through the link: the link st
 Deno.test("install writes its own plugin through a link to a file of the user's, and keeps the link", async () => {
   await withHome(async (home) => {
     await Deno.mkdir(`${home}/.config/opencode/plugin`);
-    const target = `${home}/dotfiles/muxbridge.ts`;
+    const target = `${home}/dotfiles/muxbridge.js`;
     await Deno.writeTextFile(target, "");
-    const link = `${home}/.config/opencode/plugin/muxbridge.ts`;
+    const link = `${home}/.config/opencode/plugin/muxbridge.js`;
     await Deno.symlink(target, link);
     // An empty file is not muxbridge's plugin: refused as before, link or not.
     assert.throws(() => install(home), (e) => isMuxError(e, "not_owned"));
-    await Deno.writeTextFile(target, PLUGIN_SOURCE.replace('"0.1.0"', '"0.0.9"'));
+    await Deno.writeTextFile(target, PLUGIN_V1.replace("plugin 0.1.0 (", "plugin 0.0.9 ("));
     install(home);
     assert.ok(lstatSync(link).isSymbolicLink());
-    assert.equal(await Deno.readTextFile(target), PLUGIN_SOURCE);
+    assert.equal(await Deno.readTextFile(target), PLUGIN_V1);
   });
 });
 
@@ -144,14 +145,14 @@ Deno.test("install refuses to edit a symlinked opencode.json that points at a fi
 Deno.test("install refuses to write its plugin through a dangling link or a loop, naming it, and writes nothing", async () => {
   await withHome(async (home) => {
     await Deno.mkdir(`${home}/.config/opencode/plugin`);
-    const link = `${home}/.config/opencode/plugin/muxbridge.ts`;
+    const link = `${home}/.config/opencode/plugin/muxbridge.js`;
     // A dangling link: refused by the plan. A loop: reading it already fails, saying so.
     const cases: Array<[() => Promise<void>, string, RegExp, RegExp]> = [
       [
-        () => Deno.symlink(`${home}/dotfiles/gone.ts`, link),
+        () => Deno.symlink(`${home}/dotfiles/gone.js`, link),
         "not_owned",
         new RegExp(
-          `^Cannot write "${link}": it is a symbolic link to ".*gone\\.ts", which does not exist$`,
+          `^Cannot write "${link}": it is a symbolic link to ".*gone\\.js", which does not exist$`,
         ),
         /Remove the link/,
       ],

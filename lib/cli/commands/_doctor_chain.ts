@@ -22,7 +22,8 @@ import {
 } from "../../install/install.ts";
 import { parseJsonc, plain } from "../../install/jsonc.ts";
 import { type OpencodeLocations, opencodeLocations } from "../../install/locations.ts";
-import { PLUGIN_SOURCE } from "../../install/plugin_source.ts";
+import { v2Installed } from "../../install/install_v2.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../install/plugin_source.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import type { CliDeps } from "./_command.ts";
 import { serverPasswordCheck } from "./_doctor_password.ts";
@@ -77,7 +78,7 @@ function pluginCheck(files: Files, at: OpencodeLocations, version: string): Chec
       hint: "Move it away, then run `muxbridge install`",
     };
   }
-  if (text !== PLUGIN_SOURCE) {
+  if (text !== PLUGIN_V1) {
     return {
       name,
       status: "fail",
@@ -92,6 +93,28 @@ function pluginCheck(files: Files, at: OpencodeLocations, version: string): Chec
     detail: `${at.plugin} (muxbridge ${version})${byHand ? `; also listed in ${byHand}` : ""}`,
     ...(byHand ? { hint: "Run `muxbridge install` again to remove the hand-made entry" } : {}),
   };
+}
+
+/**
+ * Is OpenCode 2.x's plugin folder (`plugins/muxbridge`) muxbridge's current one? Null when it is
+ * not installed. Whether the service loaded it is not checked here.
+ */
+function v2PluginCheck(files: Files, at: OpencodeLocations, version: string): Check | null {
+  if (!v2Installed(files, at)) return null;
+  const name = "opencode 2.x plugin";
+  const stale = Object.entries(PLUGIN_V2_FILES).some(([file, text]) =>
+    files.read(join(at.v2Link, file)) !== text
+  );
+  if (stale) {
+    const was = pluginVersion(files.read(join(at.v2Link, "tui.js")) ?? "") ?? "(unknown)";
+    return {
+      name,
+      status: "fail",
+      detail: `${at.v2Link} is muxbridge ${was}, this binary is ${version}`,
+      hint: "Run `muxbridge install` with the binary you use",
+    };
+  }
+  return { name, status: "pass", detail: `${at.v2Link} (muxbridge ${version})` };
 }
 
 /** The command the plugin will run, the way the plugin picks it. */
@@ -115,9 +138,9 @@ function pluginCommand(
 }
 
 /** Can the plugin start muxbridge, and is it this version? */
-async function binaryCheck(deps: CliDeps, files: Files, at: OpencodeLocations): Promise<Check> {
+async function binaryCheck(deps: CliDeps, files: Files, sidecarPath: string): Promise<Check> {
   const name = "muxbridge for the plugin";
-  const sidecar = readSidecar(files.read(at.sidecar));
+  const sidecar = readSidecar(files.read(sidecarPath));
   const { argv, from } = pluginCommand(deps, files, sidecar);
   if (argv === null) {
     return {
@@ -257,9 +280,17 @@ export async function chainChecks(deps: CliDeps, config: Config): Promise<Check[
     const e = toMuxError(err);
     return [{ name: "opencode plugin", status: "fail", detail: e.message, hint: e.hint ?? "" }];
   }
-  const plugin = pluginCheck(files, at, deps.version);
-  const checks = [plugin];
-  if (files.read(at.plugin) !== null) checks.push(await binaryCheck(deps, files, at));
+  const v1 = files.read(at.plugin) !== null;
+  const v2 = v2PluginCheck(files, at, deps.version);
+  // Only OpenCode 2.x's plugin installed: no 1.x finding (its file would be noise there).
+  const checks = v2 && !v1 && !listedByHand(files, at)
+    ? []
+    : [pluginCheck(files, at, deps.version)];
+  if (v2) checks.push(v2);
+  if (v1 || v2) {
+    const sidecar = v1 ? at.sidecar : join(at.v2Link, "muxbridge.json");
+    checks.push(await binaryCheck(deps, files, sidecar));
+  }
   const { log, run } = lastRunLog(deps, files, config);
   checks.push(lastRunCheck(deps, log, run));
   const server = lastRunServer(run);
