@@ -78,11 +78,10 @@ Deno.test("mainManifest(): the launcher as the bin, both lines' plugin entries, 
 
 /** Runs the pack script with `--out out`. */
 async function pack(out: string, args: string[] = []) {
-  const source = Deno.env.get("MUXBRIDGE_PACK_PLUGIN_SOURCE");
   const r = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", "scripts/pack_npm.ts", "--out", out, ...args],
     cwd: ROOT,
-    env: { ...runTag(), ...(source ? { MUXBRIDGE_PACK_PLUGIN_SOURCE: source } : {}) },
+    env: runTag(),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
