@@ -5,7 +5,9 @@
  *
  * a. `npm install -g muxbridge` (into a temporary prefix): npm installs the launcher and only
  *    this machine's platform package, and `muxbridge --version` prints the binary's version,
- *    which is deno.json's; the binary's exit code comes through the launcher.
+ *    which is deno.json's; the binary's exit code comes through the launcher. `npx muxbridge
+ *    install` and `bunx muxbridge install` record a private copy of the binary (never the
+ *    package manager's cache), which runs, and `uninstall` removes it.
  * b. OpenCode 1.18.33 with `"plugin": ["muxbridge"]` in its config and `NPM_CONFIG_REGISTRY` in
  *    its environment: OpenCode installs the package itself, the plugin runs the platform
  *    package's binary (no `muxbridge install`, nothing on PATH), and a child gets a pane that
@@ -371,6 +373,39 @@ Deno.test({
         assert.equal(unknown.code, 2, "the binary's exit code comes through the launcher");
         assert.match(unknown.stderr, /unknown command "definitely-not-a-command"/);
       });
+
+      await t.step(
+        "a2. npx muxbridge install and bunx muxbridge install record a private copy, not the cache",
+        async () => {
+          const bun = `${ROOT}node_modules/.bin/bun`;
+          for (
+            const [name, argv] of [
+              ["npx", [which("npx")!, "--yes", "muxbridge", "install", "--json"]],
+              ["bunx", [bun, "x", "muxbridge", "install", "--json"]],
+            ] as const
+          ) {
+            const home = `${base}/${name}-home`;
+            const env = { ...reg.npmEnv(home), BUN_CONFIG_REGISTRY: reg.url };
+            const r = await reg.run([...argv], env, 15 * 60_000, home);
+            assert.equal(r.code, 0, `${name} muxbridge install:\n${r.stdout}${r.stderr}`);
+            const copy = `${home}/.local/share/muxbridge/bin/muxbridge`;
+            const sidecars = [
+              `${home}/.config/opencode/plugin/muxbridge.json`,
+              `${home}/.config/opencode/plugins/muxbridge/muxbridge.json`,
+            ];
+            for (const sidecar of sidecars) {
+              const recorded = JSON.parse(await Deno.readTextFile(sidecar));
+              assert.deepEqual(recorded.command, [copy], `${name}: ${sidecar}`);
+            }
+            const printed = await reg.run([copy, "--version"], env, 60_000);
+            assert.equal(printed.stdout.trim(), binaryVersion, `${name}: the copy runs`);
+            assert.equal((await Deno.stat(`${home}/.local/share/muxbridge`)).mode! & 0o777, 0o700);
+            const removed = await reg.run([copy, "uninstall", "--json"], env, 60_000, home);
+            assert.equal(removed.code, 0, removed.stderr);
+            assert.equal(existsSync(copy), false, `${name}: uninstall removes the copy`);
+          }
+        },
+      );
 
       await t.step({
         name: 'b. OpenCode 1.18.33 with "plugin": ["muxbridge"]: a child gets a pane',
