@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { PaneInfo } from "../../lib/backend/backend.ts";
+import type { Instance, PaneInfo } from "../../lib/backend/backend.ts";
 import { type PaneId, SESSION_ID } from "../../lib/sys/validate.ts";
 import type { KittyCommand } from "./_command.ts";
 import { MARK_OWNER, MARK_SESSION } from "./_launch.ts";
@@ -48,7 +48,30 @@ function toInfo(window: KittyWindow): PaneInfo {
   // window is never dead.
   const info: PaneInfo = { paneId: window.id, dead: false, title: window.title };
   if (window.pid !== undefined) info.pid = window.pid;
+  if (window.spawnToken !== undefined) info.token = window.spawnToken;
   return { ...info, ...marksOf(window) };
+}
+
+/**
+ * The kitty muxbridge talks to (docs/backends/kitty.md §9): its remote-control address, and its
+ * pid as its windows' environments name it (`KITTY_PID`, which kitty sets for every child).
+ * Windows that disagree, or none that tells, leave the pid unknown: the instance cannot be told.
+ *
+ * @param kitty The backend's command runner.
+ * @param signal Aborts the call.
+ * @returns The instance, or null when kitty's pid cannot be read.
+ * @throws {MuxError} What kitty answered to `ls`.
+ */
+export async function kittyInstance(
+  kitty: KittyCommand,
+  signal?: AbortSignal,
+): Promise<Instance | null> {
+  const address = kitty.address();
+  const pids = new Set(
+    (await listWindows(kitty, signal)).flatMap((tab) => tab.windows)
+      .flatMap((w) => (w.kittyPid === undefined ? [] : [w.kittyPid])),
+  );
+  return pids.size === 1 ? { address, pid: [...pids][0] } : null;
 }
 
 /**

@@ -58,7 +58,7 @@ export const SpawnParamsSchema = z.object({
   ),
   cwd: z.string().describe("The absolute working directory of the program"),
   env: z.record(z.string(), z.string()).describe(
-    "Variables for the program only (credentials): never on any argv, never typed",
+    "Variables for the program only (credentials, and MUXBRIDGE_SPAWN_TOKEN when token is given): never on any argv, never typed",
   ),
   title: z.string().describe("Literal title text (no format language of the multiplexer applies)"),
   anchor: PaneIdSchema.nullable().describe(
@@ -105,6 +105,9 @@ export const InitializeResultSchema = z.object({
   capabilities: ProviderCapabilitiesSchema.prefault({}),
   selfPaneId: PaneIdSchema.nullable().optional().describe(
     "The pane muxbridge runs in, as the provider sees it (spawn's anchor)",
+  ),
+  instance: z.string().min(1).max(256).regex(/^[\x20-\x7e]+$/).optional().describe(
+    "The multiplexer instance the provider drives, as text that changes when it restarts (its server's socket, pid and start time): muxbridge records it with each pane and acts on a pane it recorded only while the provider reports the same instance; absent: such panes are never acted on",
   ),
 });
 

@@ -59,6 +59,8 @@ export interface FakeState {
   serverEnv: Record<string, string>;
   sessions: Record<string, {
     name: string;
+    /** When its server started (seconds since the epoch): `list-sessions` shows the age. */
+    created?: number;
     nextTerminal: number;
     tabs: Array<{ id: number; position: number; name: string; active?: boolean }>;
     panes: Array<{
@@ -101,6 +103,8 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
     sessions: {
       [FAKE_SESSION]: {
         name: FAKE_SESSION,
+        // A session that has run for an hour.
+        created: Math.floor(Date.now() / 1000) - 3600,
         nextTerminal: 1,
         tabs: [{ id: 0, position: 0, name: "Tab #1", active: true }],
         panes: [

@@ -21,6 +21,9 @@
  * carries the spawn token and the script's name, which makes a window's id unique
  * (`<number>.<launch id>`: screen hands a closed window's number to the next one).
  *
+ * The instance it reports is the screen server's `<pid>.<name>` with that pid's start time: a
+ * restarted server numbers its windows from 0 again.
+ *
  * Two more quirks: `-X kill` and `-X stuff` exit 0 for a window that does not exist, so each
  * pane is looked up by listing first; and `-Q windows` without a format cuts titles to 20
  * characters and the answer to 1024 bytes, so a format is always given (fields separated by
@@ -154,6 +157,33 @@ async function soon<T>(check: () => Promise<T | undefined>): Promise<T | undefin
   return await check();
 }
 
+/**
+ * The screen server of the session, as text that changes when it restarts: `<pid>.<name>` from
+ * `screen -ls` and that pid's start time (`/proc/<pid>/stat`). A new server numbers its windows
+ * from 0 again; muxbridge acts on a window it recorded only while this stays the same.
+ */
+async function instance(): Promise<string | undefined> {
+  const out = await new Deno.Command("screen", {
+    args: ["-ls"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    signal: AbortSignal.timeout(10_000),
+  }).output().catch(() => undefined);
+  const text = out ? new TextDecoder().decode(out.stdout) : "";
+  for (const line of text.split("\n")) {
+    const m = /^\s+(\d+)\.(\S+)\s/.exec(line);
+    if (!m || (session !== m[2] && session !== `${m[1]}.${m[2]}`)) continue;
+    try {
+      const stat = await Deno.readTextFile(`/proc/${m[1]}/stat`);
+      return `screen ${m[1]}.${m[2]} ${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------- launch scripts
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -185,14 +215,17 @@ async function launchScript(argv: string[], cwd: string, env: Record<string, str
 // ---------------------------------------------------------------- methods
 
 const methods: Record<string, (p: Params) => Promise<unknown>> = {
-  initialize: () =>
-    Promise.resolve({
+  async initialize() {
+    const server = await instance();
+    return {
       protocolVersion: "1",
       provider: { name: "screen-example", version: "0.1.0" },
       // A new window becomes the session's current one: not focus-safe. No splits: no layout.
       capabilities: { layout: false, title: true, focusSafe: false, env: true, spawnToken: true },
       selfPaneId: null,
-    }),
+      ...(server ? { instance: server } : {}),
+    };
+  },
 
   async spawn(p) {
     const { argv, cwd, env, title, token } = p as {

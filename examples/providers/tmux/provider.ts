@@ -18,6 +18,8 @@
  * - the spawn token rides in the pane's start command (`muxbridge-spawn=<token>`), which
  *   `#{pane_start_command}` shows for the pane's life.
  * - titles are literal: `select-pane -T` expands formats, so every run of `#` is doubled.
+ * - the instance is the server's socket path, pid and start time: a restarted server starts its
+ *   pane ids again, and muxbridge acts on a pane it recorded only while the instance is the same.
  *
  * @module
  */
@@ -130,13 +132,19 @@ async function splitTarget(anchor: string): Promise<string[]> {
 // ---------------------------------------------------------------- methods
 
 const methods: Record<string, (p: Params) => Promise<unknown>> = {
-  initialize: () =>
-    Promise.resolve({
+  async initialize() {
+    // The server, as text that changes when it restarts: a restarted server hands out the same
+    // pane ids again, and muxbridge acts on a pane it recorded only while this stays the same.
+    const server = await tmux(["display-message", "-p", "#{socket_path} #{pid} #{start_time}"])
+      .then((out) => out.trim(), () => "");
+    return {
       protocolVersion: "1",
       provider: { name: "tmux-example", version: "0.1.0" },
       capabilities: { layout: true, title: true, focusSafe: true, env: true, spawnToken: true },
       selfPaneId: target,
-    }),
+      ...(/^\/\S* \d+ \d+$/.test(server) ? { instance: `tmux ${server}` } : {}),
+    };
+  },
 
   async spawn(p) {
     const { argv, cwd, env, title, token } = p as {
