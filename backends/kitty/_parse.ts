@@ -69,8 +69,8 @@ export function parseLaunchOutput(stdout: string): PaneId {
 
 // The `ls` schema keeps only what muxbridge reads. zod objects drop every other key, and of
 // each window's `env` (the child's environment as kitty reads it from the process, which may hold
-// the server password: observed live on 0.26.5) only the spawn token and `KITTY_PID` are kept:
-// nothing else of it leaves this parser.
+// the server password: observed live on 0.26.5) only the spawn token is kept: nothing else of it
+// leaves this parser.
 const WindowSchema = z.object({
   id: z.number().int().nonnegative(),
   pid: z.number().int().positive().nullable().optional(),
@@ -107,8 +107,6 @@ export interface KittyWindow {
    * environment and it holds none, absent when kitty showed none.
    */
   spawnToken?: string | null;
-  /** `KITTY_PID` in the window's environment: the kitty process that started it (§9). */
-  kittyPid?: number;
 }
 
 /** One kitty tab. */
@@ -158,10 +156,6 @@ export function parseLs(stdout: string): KittyTab[] {
         if (w.env !== undefined) {
           const token = w.env[SPAWN_TOKEN_VAR];
           win.spawnToken = typeof token === "string" && SPAWN_TOKEN.test(token) ? token : null;
-          const kitty = w.env.KITTY_PID;
-          if (typeof kitty === "string" && /^[1-9]\d{0,9}$/.test(kitty)) {
-            win.kittyPid = Number(kitty);
-          }
         }
         return win;
       }),

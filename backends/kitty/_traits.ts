@@ -63,12 +63,12 @@ export const KITTY_CAPABILITIES: Capabilities = {
 
 /**
  * How the kitty backend proves a window is the recorded one (docs/backends/kitty.md §9): kitty
- * by its remote-control address and its pid (`KITTY_PID` in its windows' environments); the
+ * by its remote-control address and the socket file it binds (or its pid, from inside it); the
  * window's program by the spawn token in its environment as `ls` shows it, or by the pid kitty
  * started.
  */
 export const KITTY_OWNERSHIP: Ownership = {
-  instance: "kitty: its remote-control address and its pid",
+  instance: "kitty: its remote-control address and its socket file (or pid)",
   pid: "multiplexer",
 };
 

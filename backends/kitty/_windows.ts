@@ -6,6 +6,8 @@
  */
 
 import type { Instance, PaneInfo } from "../../lib/backend/backend.ts";
+import type { Layer } from "../../lib/backend/identity.ts";
+import { fileStamp } from "../../lib/sys/file_stamp.ts";
 import { type PaneId, SESSION_ID } from "../../lib/sys/validate.ts";
 import type { KittyCommand } from "./_command.ts";
 import { MARK_OWNER, MARK_SESSION } from "./_launch.ts";
@@ -50,28 +52,6 @@ function toInfo(window: KittyWindow): PaneInfo {
   if (window.pid !== undefined) info.pid = window.pid;
   if (window.spawnToken !== undefined) info.token = window.spawnToken;
   return { ...info, ...marksOf(window) };
-}
-
-/**
- * The kitty muxbridge talks to (docs/backends/kitty.md §9): its remote-control address, and its
- * pid as its windows' environments name it (`KITTY_PID`, which kitty sets for every child).
- * Windows that disagree, or none that tells, leave the pid unknown: the instance cannot be told.
- *
- * @param kitty The backend's command runner.
- * @param signal Aborts the call.
- * @returns The instance, or null when kitty's pid cannot be read.
- * @throws {MuxError} What kitty answered to `ls`.
- */
-export async function kittyInstance(
-  kitty: KittyCommand,
-  signal?: AbortSignal,
-): Promise<Instance | null> {
-  const address = kitty.address();
-  const pids = new Set(
-    (await listWindows(kitty, signal)).flatMap((tab) => tab.windows)
-      .flatMap((w) => (w.kittyPid === undefined ? [] : [w.kittyPid])),
-  );
-  return pids.size === 1 ? { address, pid: [...pids][0] } : null;
 }
 
 /**
@@ -127,4 +107,26 @@ export async function spawnedWindows(
   return (await listWindows(kitty, signal)).flatMap((tab) => tab.windows)
     .filter((w) => w.spawnToken === token)
     .map(toInfo);
+}
+
+/**
+ * The kitty muxbridge talks to (docs/backends/kitty.md §9): its remote-control address with the
+ * socket file kitty binds anew each time it starts (`--listen-on unix:/path`). An abstract socket
+ * (`unix:@name`) or a TCP address has no file: then kitty's pid names it, known only to a process
+ * running inside that very kitty (`KITTY_PID`, with `KITTY_LISTEN_ON` the same address). `ls`
+ * cannot tell: kitty 0.26 lists a window's whole environment only until the first window opened
+ * by remote control, then only the variables each window was launched with (seen live).
+ *
+ * @param kitty The backend's command runner.
+ * @param layer The kitty layer muxbridge runs in, if any.
+ * @returns The instance, or null when it cannot be told.
+ */
+export function kittyInstance(kitty: KittyCommand, layer: Layer | undefined): Instance | null {
+  const address = kitty.address();
+  const path = /^unix:(\/.*)$/.exec(address)?.[1];
+  if (path !== undefined) {
+    const stamp = fileStamp(path);
+    return stamp === undefined ? null : { address, stamp };
+  }
+  return layer?.pid !== undefined && layer.socket === address ? { address, pid: layer.pid } : null;
 }

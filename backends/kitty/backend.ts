@@ -67,7 +67,10 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     spawn: (req) => openWindow(ctx, req),
     ownership: KITTY_OWNERSHIP,
     inspect: (paneId, signal) => inspectWindow(kitty, paneId, signal),
-    instance: (signal) => kittyInstance(kitty, signal),
+    instance: () =>
+      Promise.resolve(
+        kittyInstance(kitty, deps.identity.layers.find((l) => l.backend === "kitty")),
+      ),
     listOwned: (signal) => ownedWindows(ctx, signal),
     findSpawned: (token, signal) => spawnedWindows(kitty, token, signal),
     interrupt: (paneId, signal) => interruptWindow(kitty, paneId, signal),

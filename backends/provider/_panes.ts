@@ -40,7 +40,8 @@ function toInfo(pane: ProviderResult<"list">["panes"][number], tokens = false): 
 }
 
 /**
- * `instance`: what the provider said of the multiplexer it drives (`initialize`'s `instance`).
+ * `instance`: what the provider says of the multiplexer it drives: `list`'s `instance`, else
+ * `initialize`'s (none there: the provider tells no instance).
  *
  * @param link The backend's link to its provider.
  * @param signal Aborts the call.
@@ -51,9 +52,10 @@ export async function providerInstance(
   signal?: AbortSignal,
 ): Promise<Instance | null> {
   const info = await link.info(signal);
-  return info.instance === undefined
-    ? null
-    : { address: `provider ${info.provider.name}`, stamp: info.instance };
+  if (info.instance === undefined) return null;
+  // A provider whose multiplexer can restart under it says so again in each list.
+  const now = (await link.rpc().call("list", {}, signal)).instance ?? info.instance;
+  return { address: `provider ${info.provider.name}`, stamp: now };
 }
 
 /**

@@ -169,8 +169,10 @@ export async function spawnRecorded(
     // process still holds the token and resolves a failure below.
     deps.log.warn(`cannot record spawn of ${fields.sessionId}: ${(err as Error).message}`);
   }
-  // The instance the pane opens on, read beside the spawn (a tmux server is asked once and then
-  // only looked up in the process table: `currentInstance`).
+  // The spawn goes first (a provider may answer one request at a time); the instance the pane
+  // opens on is read beside it (a tmux server is asked once, then only looked up in the process
+  // table: `currentInstance`).
+  const spawning = backend.spawn({ ...req, token });
   const instance = currentInstance(backend, deps.processes, req.signal).catch((err) => {
     deps.log.warn(
       `${fields.sessionId}: cannot tell which ${backend.name} instance the pane opens on (${
@@ -182,7 +184,7 @@ export async function spawnRecorded(
   try {
     // The pane id is a PaneId already: the backend made it from its multiplexer's answer, in
     // its own form (`checkPaneId`).
-    const pane = await backend.spawn({ ...req, token });
+    const pane = await spawning;
     return { ok: true, pane, pending, instance: await instance };
   } catch (error) {
     await instance;

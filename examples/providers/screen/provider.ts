@@ -21,8 +21,8 @@
  * carries the spawn token and the script's name, which makes a window's id unique
  * (`<number>.<launch id>`: screen hands a closed window's number to the next one).
  *
- * The instance it reports is the screen server's `<pid>.<name>` with that pid's start time: a
- * restarted server numbers its windows from 0 again.
+ * The instance it reports is the screen server's `<pid>.<name>` with its socket's inode (as
+ * `screen -ls` shows where it is): a restarted server numbers its windows from 0 again.
  *
  * Two more quirks: `-X kill` and `-X stuff` exit 0 for a window that does not exist, so each
  * pane is looked up by listing first; and `-Q windows` without a format cuts titles to 20
@@ -158,9 +158,11 @@ async function soon<T>(check: () => Promise<T | undefined>): Promise<T | undefin
 }
 
 /**
- * The screen server of the session, as text that changes when it restarts: `<pid>.<name>` from
- * `screen -ls` and that pid's start time (`/proc/<pid>/stat`). A new server numbers its windows
- * from 0 again; muxbridge acts on a window it recorded only while this stays the same.
+ * The screen server of the session, as text that changes when it restarts: `screen -ls` shows
+ * the session as `<pid>.<name>` and the directory of its socket, which each server creates anew
+ * (its inode tells it from a later one; the time `-ls` shows moves as the socket is touched). A
+ * new server numbers its windows from 0 again; muxbridge acts on a window it recorded only while
+ * this stays the same.
  */
 async function instance(): Promise<string | undefined> {
   const out = await new Deno.Command("screen", {
@@ -171,15 +173,12 @@ async function instance(): Promise<string | undefined> {
     signal: AbortSignal.timeout(10_000),
   }).output().catch(() => undefined);
   const text = out ? new TextDecoder().decode(out.stdout) : "";
+  const dir = /Sockets? in (\/.*)\.\r?$/m.exec(text)?.[1];
   for (const line of text.split("\n")) {
     const m = /^\s+(\d+)\.(\S+)\s/.exec(line);
-    if (!m || (session !== m[2] && session !== `${m[1]}.${m[2]}`)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${m[1]}/stat`);
-      return `screen ${m[1]}.${m[2]} ${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
-    } catch {
-      return undefined;
-    }
+    if (!dir || !m || (session !== m[2] && session !== `${m[1]}.${m[2]}`)) continue;
+    const socket = await Deno.lstat(`${dir}/${m[1]}.${m[2]}`).catch(() => undefined);
+    return socket?.ino ? `screen ${m[1]}.${m[2]} socket ${socket.ino}` : undefined;
   }
   return undefined;
 }
@@ -270,7 +269,9 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
       const m = /^([0-9a-f]{12})\.pid$/.exec(e.name);
       if (m && !live.has(m[1])) await Deno.remove(`${stateDir}/${e.name}`).catch(() => {});
     }
-    return { panes };
+    // The session can be restarted while this provider runs: say which server answered.
+    const server = await instance();
+    return { panes, ...(server ? { instance: server } : {}) };
   },
 
   async interrupt(p) {

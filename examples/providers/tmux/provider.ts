@@ -129,20 +129,31 @@ async function splitTarget(anchor: string): Promise<string[]> {
   return best ? ["-v", "-t", best.id] : ["-h", "-t", anchor];
 }
 
+/** What `display-message -p` prints for the server: its socket path, pid and start time. */
+const SERVER_FORMAT = "#{socket_path} #{pid} #{start_time}";
+
+/**
+ * The server, as text that changes when it restarts: a restarted server hands out the same pane
+ * ids again, and muxbridge acts on a pane it recorded only while this stays the same.
+ */
+function serverText(line: string): string | undefined {
+  const text = line.trim();
+  return /^\/\S* \d+ \d+$/.test(text) ? `tmux ${text}` : undefined;
+}
+
 // ---------------------------------------------------------------- methods
 
 const methods: Record<string, (p: Params) => Promise<unknown>> = {
   async initialize() {
-    // The server, as text that changes when it restarts: a restarted server hands out the same
-    // pane ids again, and muxbridge acts on a pane it recorded only while this stays the same.
-    const server = await tmux(["display-message", "-p", "#{socket_path} #{pid} #{start_time}"])
-      .then((out) => out.trim(), () => "");
+    const server = serverText(
+      await tmux(["display-message", "-p", SERVER_FORMAT]).catch(() => ""),
+    );
     return {
       protocolVersion: "1",
       provider: { name: "tmux-example", version: "0.1.0" },
       capabilities: { layout: true, title: true, focusSafe: true, env: true, spawnToken: true },
       selfPaneId: target,
-      ...(/^\/\S* \d+ \d+$/.test(server) ? { instance: `tmux ${server}` } : {}),
+      ...(server ? { instance: server } : {}),
     };
   },
 
@@ -182,14 +193,22 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
   },
 
   async list() {
+    // The server's identity comes last, from the same client (the server can be restarted
+    // while this provider runs: each list says which one answered).
     const out = await tmux([
       "list-panes",
       "-a",
       "-F",
       "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}\t#{pane_title}",
+      ";",
+      "display-message",
+      "-p",
+      SERVER_FORMAT,
     ]);
+    const lines = out.trimEnd().split("\n");
+    const server = serverText(lines.pop() ?? "");
     const panes = [];
-    for (const line of out.split("\n")) {
+    for (const line of lines) {
       // The start command never holds a tab (tmux escapes it); the title comes last.
       const [id, dead, pid, start, ...title] = line.split("\t");
       if (!/^%\d+$/.test(id ?? "")) continue;
@@ -202,7 +221,7 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
         ...(token ? { token } : {}),
       });
     }
-    return { panes };
+    return { panes, ...(server ? { instance: server } : {}) };
   },
 
   async interrupt(p) {
