@@ -317,3 +317,63 @@ Deno.test("closePane() ends a claimed pane's surviving program, one process at a
   assert.deepEqual(processes.signals, ["SIGTERM 910", "SIGTERM 911"]);
   assert.ok(processes.alive(912));
 });
+
+Deno.test("closePane() with interrupt signal sends SIGTERM to the recorded program's group, not a typed Ctrl+C", async () => {
+  const { backend, paneId } = await paneWithPid(777);
+  const processes = fakeProcesses([777]);
+  const clock = createFakeClock();
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 777,
+      pidStart: "100",
+      interrupt: "signal",
+    }),
+  );
+  assert.equal(processes.signals[0], "SIGTERM -777");
+  assert.ok(!backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+  assert.equal(result.alreadyGone, false);
+});
+
+Deno.test("closePane() with interrupt signal types Ctrl+C when the program is not the recorded one", async () => {
+  const { backend, paneId } = await paneWithPid(777);
+  // The recorded pid now belongs to a later process (another start stamp): never signalled.
+  const processes = fakeProcesses([777]);
+  processes.starts.set(777, "999");
+  const clock = createFakeClock();
+  await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 777,
+      pidStart: "100",
+      interrupt: "signal",
+    }),
+  );
+  assert.ok(backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+});
+
+Deno.test("closePane() with interrupt signal types Ctrl+C instead when the pid is a claim without the pane's token", async () => {
+  const { backend, paneId } = await claimedPane(920);
+  const processes = fakeProcesses([920]);
+  const clock = createFakeClock();
+  await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 920,
+      pidStart: "100",
+      token: TOKEN,
+      interrupt: "signal",
+    }),
+  );
+  assert.deepEqual(processes.signals, [], "nothing of 920 was signalled");
+  assert.ok(backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+});

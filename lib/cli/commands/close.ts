@@ -4,7 +4,7 @@
  * @module
  */
 
-import { closePane } from "../../session/close_pane.ts";
+import { closePane, interruptOf } from "../../session/close_pane.ts";
 import { type PaneProof, provePane } from "../../session/pane_proof.ts";
 import { MuxError } from "../../sys/errors.ts";
 import type { Command } from "./_command.ts";
@@ -101,6 +101,7 @@ export const closeCommand: Command = {
       processes: deps.processes,
       signal: deps.signal,
       ...program,
+      interrupt: interruptOf(record),
     });
     store.remove(backend.name, paneId);
     if (record?.token !== undefined) store.removeExit(record.token);
