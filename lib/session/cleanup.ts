@@ -77,6 +77,12 @@ export interface CleanupDeps {
   client(serverUrl: string, auth: Credentials | undefined): OpencodeClient | null;
   /** The credentials and the one server origin they were given for. */
   grant?: CredentialGrant;
+  /**
+   * The credentials an OpenCode 2.x service's own private state file gives for exactly this
+   * server's origin (a record of a 2.x pane names the service), for a record the grant does not
+   * cover.
+   */
+  serviceAuth?(serverUrl: string): Credentials | undefined;
   /** The panes the caller itself runs in (by backend); never closed. */
   callerPanes?: ReadonlyArray<{ backend: string; paneId: string }>;
   /** The clock. */
@@ -108,7 +114,7 @@ async function sessionVerdict(
   deps: CleanupDeps,
 ): Promise<Verdict> {
   if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
-  const auth = credentialsFor(record.server, deps.grant);
+  const auth = credentialsFor(record.server, deps.grant) ?? deps.serviceAuth?.(record.server);
   const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
   // The status map and the lookup are per project directory (docs/opencode.md).

@@ -14,6 +14,8 @@ import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { validateSessionId } from "../../lib/sys/validate.ts";
+import { createOpencodeClient } from "../../lib/opencode/client.ts";
+import { createFakeOpencode } from "../fakes/fake_opencode.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 
@@ -212,4 +214,35 @@ Deno.test("runCleanup() reads each backend's instance once per pass", async () =
   const report = await cleanup(parts, fakeProcesses());
   assert.equal(report.closed.length, 3);
   assert.equal(reads, 1);
+});
+
+Deno.test("runCleanup() asks a 2.x service with the password its own state file gives for that origin, and keeps a busy child's pane", async () => {
+  const parts = await onePane("999:1", {
+    server: "http://127.0.0.1:49374",
+    directory: "/p",
+    opencode: 2,
+  });
+  const server = createFakeOpencode();
+  server.line = 2;
+  server.version = "2.1.2";
+  server.password = "svc-pw";
+  server.busy("ses_owned");
+  const asked: string[] = [];
+  const report = await runCleanup({
+    store: parts.store,
+    backends: { tmux: parts.backend },
+    processes: fakeProcesses(),
+    client: (url, auth) =>
+      createOpencodeClient({ url, fetch: server.fetch, ...(auth ? { auth } : {}) }),
+    serviceAuth: (url) => {
+      asked.push(url);
+      return { username: "opencode", password: "svc-pw" };
+    },
+    clock: createFakeClock(),
+    log: silentLogger,
+    graceMs: 0,
+  }, { dryRun: false, all: false });
+  assert.deepEqual(asked, ["http://127.0.0.1:49374"]);
+  assert.deepEqual(report.closed, []);
+  assert.deepEqual(report.kept.map((k) => k.reason), ["session busy"]);
 });

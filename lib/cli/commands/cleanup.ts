@@ -4,7 +4,7 @@
  * @module
  */
 
-import { envCredentials } from "../../opencode/credentials.ts";
+import { envCredentials, serviceCredentialsFor } from "../../opencode/credentials.ts";
 import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
 import { selectBackend } from "../../backend/select.ts";
@@ -73,6 +73,7 @@ export const cleanupCommand: Command = {
       processes: deps.processes,
       client: (server, auth) => serverClient(deps, server, auth),
       ...(grant ? { grant } : {}),
+      serviceAuth: (server) => serviceCredentialsFor(server, deps.env),
       callerPanes: callerPanes(deps),
       clock: deps.clock,
       log: deps.log,
