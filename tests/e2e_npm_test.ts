@@ -8,8 +8,9 @@
  *    which is deno.json's; the binary's exit code comes through the launcher. `npx muxbridge
  *    install` and `bunx muxbridge install` record a private copy of the binary (never the
  *    package manager's cache), which runs, and `uninstall` removes it.
- * b. OpenCode 1.18.33 with `"plugin": ["muxbridge"]` in its config and `NPM_CONFIG_REGISTRY` in
- *    its environment: OpenCode installs the package itself, the plugin runs the platform
+ * b. OpenCode 1.18.33 with `"plugin": ["muxbridge"]` in its config (put there by 1.x's own
+ *    `opencode plugin muxbridge --global`) and `NPM_CONFIG_REGISTRY` in its environment:
+ *    OpenCode installs the package itself, the plugin runs the platform
  *    package's binary (no `muxbridge install`, nothing on PATH), and a child gets a pane that
  *    shows its text through the real TUI, closed after the child's turn.
  * c. OpenCode 2.1.2 with `opencode plugin add muxbridge`: the service lists the package as one
@@ -186,9 +187,22 @@ async function viaOpencode1(reg: NpmRegistry): Promise<void> {
     `plugin log:\n${read(box.log).slice(-4000)}\nTUI:\n${(await tui?.screen()) ?? ""}\n` +
     `panes: ${JSON.stringify(await box.panes().catch(() => []))}`;
   try {
-    const file = `${box.configDir}/opencode.json`;
-    const config = JSON.parse(await Deno.readTextFile(file));
-    await Deno.writeTextFile(file, JSON.stringify({ ...config, plugin: ["muxbridge"] }));
+    // 1.x's own command puts "muxbridge" in the global config's plugin list (and in tui.json,
+    // for the package's ./tui export, which 1.x's TUI must then take in its stride).
+    const added = await reg.run(
+      [opencodeBin()!, "plugin", "muxbridge", "--global"],
+      withRegistry(box.env, reg.url),
+      10 * 60_000,
+      box.project,
+    );
+    assert.equal(
+      added.code,
+      0,
+      `opencode plugin muxbridge --global:\n${added.stdout}${added.stderr}`,
+    );
+    const listed = ["opencode.json", "opencode.jsonc"].map((f) => read(`${box.configDir}/${f}`))
+      .join("\n");
+    assert.match(listed, /"plugin": \[\s*"muxbridge"\s*\]/, listed);
     await pointAtRegistry(box.tmux, reg.url);
     tui = await box.start();
     const t = tui;
@@ -319,7 +333,7 @@ async function viaOpencode2(reg: NpmRegistry): Promise<void> {
 
 Deno.test({
   name:
-    "muxbridge from a real npm registry on loopback: npm install -g, OpenCode 1.x's plugin list, OpenCode 2.x's plugin add",
+    "muxbridge from a real npm registry on loopback: npm install -g, npx and bunx install, OpenCode 1.x's and 2.x's plugin commands",
   ...requires("the npm end-to-end test", NEEDS),
   async fn(t) {
     const base = await Deno.makeTempDir({ prefix: "muxbridge-e2e-npm-" });
@@ -408,7 +422,7 @@ Deno.test({
       );
 
       await t.step({
-        name: 'b. OpenCode 1.18.33 with "plugin": ["muxbridge"]: a child gets a pane',
+        name: "b. OpenCode 1.18.33 with opencode plugin muxbridge --global: a child gets a pane",
         ...V1,
         fn: () => viaOpencode1(reg),
       });
