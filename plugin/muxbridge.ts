@@ -122,8 +122,9 @@ function guardWith(log: Log): Guard {
 
 /**
  * The OpenCode plugin: starts `muxbridge bridge --url <url> --dir <directory>` once per
- * OpenCode process, sends `bridge.hello`, forwards every `session.*` event and background-job
- * changes (`bridge.job`).
+ * OpenCode process, sends `bridge.hello`, forwards every `session.*` event, the ids of the
+ * events that open and end a request for the user (`permission.*`, `question.*`) and
+ * background-job changes (`bridge.job`).
  *
  * @param input What OpenCode hands a plugin (`serverUrl`, `directory` and `client` are used).
  * @param options `bin`, `log`, `instance`, `backoffMs`, `backoffMaxMs`, `maxRestarts`,
@@ -1172,12 +1173,12 @@ async function relay(res: ServerResponse, upstream: Response, closed: () => bool
 type JobEnd = "completed" | "error" | "cancelled";
 
 /**
- * What OpenCode's hooks show, as bridge lines: every `session.*` event as it came, and
- * `bridge.job` for background jobs. A background subagent (OpenCode's `task` tool with
- * `background: true`, an experimental feature, or a task promoted to the background) returns at
- * once with `metadata: { background: true, sessionId, parentSessionId }`: the job runs in
- * `sessionId` and belongs to `parentSessionId`. Its end is the job session's idle, error or
- * deletion.
+ * What OpenCode's hooks show, as bridge lines: every `session.*` event as it came, the requests
+ * for the user (their ids), and `bridge.job` for background jobs. A background subagent
+ * (OpenCode's `task` tool with `background: true`, an experimental feature, or a task promoted
+ * to the background) returns at once with `metadata: { background: true, sessionId,
+ * parentSessionId }`: the job runs in `sessionId` and belongs to `parentSessionId`. Its end is
+ * the job session's idle, error or deletion.
  */
 class SessionEvents {
   /** Background jobs: the session running the job → the session that owns it. */
@@ -1190,9 +1191,15 @@ class SessionEvents {
     this.#lost = lost;
   }
 
-  /** The `event` hook: forwards `session.*` events and ends the jobs they end. */
+  /**
+   * The `event` hook: forwards `session.*` events and ends the jobs they end, and forwards the
+   * events that open and end a request for the user with only their ids.
+   */
   event(event: Bag): void {
     const type = text(event.type);
+    if (type !== undefined && ATTENTION.test(type)) {
+      return this.#send(attentionLine(type, event));
+    }
     if (!type?.startsWith("session.")) return;
     let line: string;
     try {
@@ -1222,6 +1229,23 @@ class SessionEvents {
     this.#jobs.set(jobSession, owner);
     this.#send(jobLine(owner, "running"));
   }
+}
+
+/** The events that open and end a request for the user (a permission request, a question). */
+const ATTENTION = /^(?:permission|question)\.[a-z]+$/;
+
+/**
+ * A request event as a bridge line: its type and ids only. The rest (the command a permission is
+ * for, a file's diff, the question) is not the bridge's business and can be large.
+ */
+function attentionLine(type: string, event: Bag): string {
+  const props = bag(event.properties);
+  const ids: Bag = {};
+  for (const key of ["id", "sessionID", "requestID"]) {
+    const value = text(props[key]);
+    if (value !== undefined) ids[key] = value.slice(0, 256);
+  }
+  return `${JSON.stringify({ type, properties: ids })}\n`;
 }
 
 /** How a job running in the event's session ends with this event, or null when it does not. */

@@ -1,5 +1,6 @@
 /**
- * The bridge protocol: NDJSON in on stdin, NDJSON out on stdout. Incoming OpenCode events are
+ * The bridge protocol: NDJSON in on stdin, NDJSON out on stdout. Incoming OpenCode events
+ * (`session.*`, and those that open and end a request for the user: `_attention_events.ts`) are
  * parsed leniently (unknown fields ignored), `bridge.*` control messages strictly. Every schema
  * here is zod, and `schema protocol` prints the JSON Schema generated from them.
  *
@@ -19,6 +20,11 @@ import {
   type PaneSkipped,
   SKIP_REASONS,
 } from "../session/events.ts";
+import {
+  attentionEventSchemas,
+  isAttentionEvent,
+  parseAttentionEvent,
+} from "./_attention_events.ts";
 import {
   invalid,
   parseSessionEvent,
@@ -218,6 +224,7 @@ export function parseLine(line: string): Inbound {
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") return invalid('Cannot use line: no string "type"');
   if (type.startsWith("session.")) return parseSessionEvent(type, value);
+  if (isAttentionEvent(type)) return parseAttentionEvent(type, value);
   if (type.startsWith("bridge.")) return parseControl(type, value);
   return { kind: "ignored", type };
 }
@@ -263,6 +270,7 @@ export function protocolJsonSchema(): Record<string, unknown> {
       SessionStatusEventSchema,
       SessionIdleEventSchema,
       SessionErrorEventSchema,
+      ...attentionEventSchemas(),
       HelloSchema,
       JobSchema,
       PingSchema,

@@ -1,7 +1,8 @@
 /**
  * The few OpenCode server calls muxbridge makes: health (with the server version), the status
- * map of busy sessions, and one session's lookup. Basic auth when credentials are given; every
- * call bounded by a timeout on the injected clock; every answer parsed with zod.
+ * map of busy sessions, one session's lookup, and the requests open for the user. Basic auth
+ * when credentials are given; every call bounded by a timeout on the injected clock; every
+ * answer parsed with zod.
  *
  * Instance routes (`/session/…`) are scoped to a project directory with `?directory=`: one server
  * serves many directories, and without it the server's own cwd is used (`docs/opencode.md`, "The
@@ -15,6 +16,7 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
 import { MuxError } from "../sys/errors.ts";
+import { PendingListSchema, requestsOf, type ServerRequest } from "./pending.ts";
 
 /** A `fetch` function (injected; tests pass a fake). */
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -53,6 +55,9 @@ export interface CallOptions {
   directory?: string;
 }
 
+/** What `opencode attach` (1.x) asks first and a fresh server is slow to load. */
+const WARM_ROUTES = ["/agent", "/provider", "/config/providers"] as const;
+const AnySchema = z.unknown();
 const HealthSchema = z.looseObject({ healthy: z.boolean(), version: z.string().optional() });
 const StatusMapSchema = z.record(
   z.string(),
@@ -114,6 +119,23 @@ export interface OpencodeClient {
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
   session(id: string, options?: CallOptions): Promise<ServerSession | null>;
+  /**
+   * The requests open for the user (permission requests and questions) in the directory's
+   * instance: `GET /permission` and `GET /question` on the 1.x line. A line without such lists
+   * leaves this out; null: the server answered 404 to both (it keeps none).
+   *
+   * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
+   */
+  pendingRequests?(options?: CallOptions): Promise<ServerRequest[] | null>;
+  /**
+   * Asks the server for what `opencode attach` asks first and a fresh server is slow to load
+   * (on the 1.x line `GET /agent`, `/provider` and `/config/providers`: about ten seconds for
+   * the first request of a directory on a busy machine, a tenth of a second after), so that the
+   * first child's pane does not wait for it (`docs/attention.md`). The answers are dropped.
+   *
+   * @throws {MuxError} `server_unreachable`, `auth_failed`.
+   */
+  warm?(options?: CallOptions): Promise<void>;
 }
 
 /**
@@ -259,6 +281,28 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
         SessionSchema,
         call,
         () => null,
+      );
+    },
+    async pendingRequests(call) {
+      const [permissions, questions] = await Promise.all(
+        (["permission", "question"] as const).map((kind) =>
+          get<unknown[] | null>(
+            scoped(`/${kind}`, call),
+            PendingListSchema,
+            call,
+            () => null,
+          )
+        ),
+      );
+      if (permissions === null && questions === null) return null;
+      return [
+        ...requestsOf(permissions ?? [], "permission"),
+        ...requestsOf(questions ?? [], "question"),
+      ];
+    },
+    async warm(call) {
+      await Promise.all(
+        WARM_ROUTES.map((route) => get(scoped(route, call), AnySchema, call, () => null)),
       );
     },
   };

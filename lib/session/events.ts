@@ -106,6 +106,41 @@ export interface SessionInfo {
   agent?: string;
 }
 
+/**
+ * What a child can wait on the user for: a `permission` request (a tool call the config says to
+ * ask about) or a `question` (OpenCode's question tool; a form on the 2.x line).
+ */
+export const ATTENTION_KINDS = ["permission", "question"] as const;
+
+/** What a child waits on the user for. */
+export type AttentionKind = typeof ATTENTION_KINDS[number];
+
+/**
+ * The form of a request id muxbridge keeps (`per_…`, `que_…`, `frm_…`): it is only ever a
+ * key, never an argument, but a line that names something else is refused where it is decoded.
+ */
+export const REQUEST_ID: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+
+/** One request a child waits on, as a server's list of pending requests names it. */
+export interface PendingRequest {
+  /** The session that asked, as the server wrote it (only ever compared with tracked ids). */
+  readonly sessionId: string;
+  /** The request's id (the same the asked and answered events carry). */
+  readonly requestId: string;
+  /** What it asks for. */
+  readonly kind: AttentionKind;
+}
+
+/**
+ * What a server's lists of pending requests said in one poll of one project directory: every
+ * request still waiting for the user there (`GET /permission` and `GET /question` on the 1.x
+ * line). Requests of sessions muxbridge does not track are left out by the loop.
+ */
+export interface PendingList {
+  /** The requests, in any order. */
+  readonly requests: readonly PendingRequest[];
+}
+
 /** A session event the loop handles. */
 export type LoopInput =
   | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
@@ -116,4 +151,16 @@ export type LoopInput =
   | { kind: "status"; sessionId: SessionId; status: "busy" | "idle"; retry?: number }
   /** `session.error` (an aborted request is no error: it arrives as idle). */
   | { kind: "error"; sessionId: SessionId }
-  | { kind: "job"; sessionId: SessionId; running: boolean };
+  | { kind: "job"; sessionId: SessionId; running: boolean }
+  /**
+   * A request for the user opened (`open`: asked) or ended (replied, rejected, cancelled): the
+   * child waits while one is open (`permission.asked`/`replied`, `question.asked`/`replied`/
+   * `rejected` on the 1.x line; `form.created`/`replied`/`cancelled` on the 2.x line).
+   */
+  | {
+    kind: "attention";
+    sessionId: SessionId;
+    requestId: string;
+    what: AttentionKind;
+    open: boolean;
+  };

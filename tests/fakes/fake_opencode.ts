@@ -1,6 +1,7 @@
 /**
- * A fake OpenCode server: the three routes muxbridge calls (`/global/health`,
- * `/session/status`, `/session/:id`), shaped like the real server's answers (research
+ * A fake OpenCode server: the routes muxbridge calls (`/global/health`, `/session/status`,
+ * `/session/:id`, and when a test sets them the lists of pending requests `/permission` and
+ * `/question`, bare arrays of the asked events' `properties` as on 1.18.33), shaped like the real server's answers (research
  * `opencode-peer.md` §3–4: idle sessions are absent from the status map, a deleted session is a
  * 404 with a NotFoundError body, retry is `{type:"retry",…}`). A test flips it between up,
  * down (connection refused), hanging (accepted, never answered: the server before its listening
@@ -34,6 +35,11 @@ export interface FakeOpencode {
   removed: Set<string>;
   /** Busy or retrying sessions (`/session/status`); everything else is absent (idle). */
   status: Map<string, "busy" | "retry">;
+  /**
+   * The pending permission requests and questions (`GET /permission`, `GET /question`), as
+   * OpenCode lists them; null: the route answers 404. @default null
+   */
+  pending: { permission: unknown[]; question: unknown[] } | null;
   /** When set, only these credentials are accepted (else 401). */
   password: string | null;
   /** Requests so far: `GET <path+query>`. */
@@ -64,6 +70,7 @@ export function createFakeOpencode(): FakeOpencode {
     knowAll: false,
     removed: new Set(),
     status: new Map(),
+    pending: null,
     password: null,
     requests: [],
     authorizations: [],
@@ -109,6 +116,11 @@ export function createFakeOpencode(): FakeOpencode {
             : { type: "retry", attempt: 1, message: "mock failure 500", next: 0 };
         }
         return Promise.resolve(json(map));
+      }
+      if ((url.pathname === "/permission" || url.pathname === "/question") && fake.pending) {
+        return Promise.resolve(
+          json(fake.pending[url.pathname === "/permission" ? "permission" : "question"]),
+        );
       }
       const m = /^\/session\/([^/]+)$/.exec(url.pathname);
       if (m) {

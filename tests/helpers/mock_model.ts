@@ -15,6 +15,11 @@
  * `task.prompt`) streams `task.childReply`. The parent's turn after the tool result ends with a
  * short text. This is how a real TUI gets a child without any HTTP call from the test.
  *
+ * With `task.childTool`, the child's first turn calls that tool instead (e.g. `bash` under a
+ * `"permission": {"bash": "ask"}` config, so the child waits for the user), and its turn after the
+ * tool's result streams `task.childReply`. {@linkcode MockModel.childTools} records the tools each
+ * child request offered (whether a 1.x child may call `question`).
+ *
  * @module
  */
 
@@ -29,11 +34,26 @@ export interface MockTask {
   childReply: string;
   /** The `task` tool's `description` argument. @default "muxbridge probe" */
   description?: string;
+  /** The `task` tool's `subagent_type` argument. @default "general" */
+  subagent?: string;
   /**
    * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
    * delay (a long-running child) instead of pausing. @default none: it pauses
    */
   fillerWhileHeld?: string;
+  /**
+   * The child's first turn calls this tool (its name and arguments) instead of streaming text;
+   * its turn after the tool's result streams {@linkcode MockTask.childReply}. @default none
+   */
+  childTool?: MockToolCall;
+}
+
+/** A tool call the mock model streams. */
+export interface MockToolCall {
+  /** The tool's name (`bash`, `question`, `task`). */
+  name: string;
+  /** Its arguments. */
+  args: Record<string, unknown>;
 }
 
 /** Options of {@linkcode startMockModel}. */
@@ -61,6 +81,10 @@ export interface MockModel {
    * `reply`, with `performance.now()` at their last chunk.
    */
   readonly ended: ReadonlyArray<{ kind: "task" | "child" | "reply"; at: number }>;
+  /** The tool names each child request offered, in request order. */
+  readonly childTools: ReadonlyArray<readonly string[]>;
+  /** `performance.now()` when each of the child's tool calls finished streaming. */
+  readonly childCalls: readonly number[];
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
   /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
@@ -79,33 +103,55 @@ function messageText(message: unknown): string {
   return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
 }
 
+/** The names of the tools a request offers. */
+export function toolNames(body: { tools?: unknown[] }): string[] {
+  return (body.tools ?? []).flatMap((t) => {
+    const name = (t as { function?: { name?: unknown } })?.function?.name;
+    return typeof name === "string" ? [name] : [];
+  });
+}
+
+/** Whether a request is a turn of the task's child (its user text holds the task's prompt). */
+export function isChildTurn(body: { messages?: unknown[] }, task: MockTask): boolean {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return messages.filter((m) => (m as { role?: string })?.role === "user")
+    .map(messageText).join("\n").includes(task.prompt);
+}
+
 /**
  * What a streamed turn of a `task` model says.
  *
  * @param body The chat-completions request (its `messages` and `tools`).
  * @param task The `task` settings.
- * @returns A `task` tool call (the parent's first turn), text (the child's turn, or the
- *   parent's turn after the tool result), or null for the default reply.
+ * @returns A tool call (the parent's first turn calls `task`; the child's first turn calls
+ *   `task.childTool`, when set), text (the child's turn, or the parent's turn after the tool
+ *   result), or null for the default reply.
  */
 export function taskTurn(
   body: { messages?: unknown[]; tools?: unknown[] },
   task: MockTask,
-): { tool: Record<string, string> } | { text: string } | null {
+): { call: MockToolCall } | { text: string } | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1) as { role?: string } | undefined;
-  const offersTask = (body.tools ?? []).some((t) =>
-    (t as { function?: { name?: string } })?.function?.name === "task"
-  );
+  if (isChildTurn(body, task)) {
+    const tool = task.childTool;
+    return tool && last?.role !== "tool" && toolNames(body).includes(tool.name)
+      ? { call: tool }
+      : { text: task.childReply };
+  }
   if (last?.role === "tool") return { text: "The child is done." };
-  const userText = messages.filter((m) => (m as { role?: string })?.role === "user")
-    .map(messageText).join("\n");
-  if (userText.includes(task.prompt)) return { text: task.childReply };
-  if (last?.role === "user" && offersTask && messageText(last).includes(TASK_TRIGGER)) {
+  if (
+    last?.role === "user" && toolNames(body).includes("task") &&
+    messageText(last).includes(TASK_TRIGGER)
+  ) {
     return {
-      tool: {
-        description: task.description ?? "muxbridge probe",
-        prompt: task.prompt,
-        subagent_type: "general",
+      call: {
+        name: "task",
+        args: {
+          description: task.description ?? "muxbridge probe",
+          prompt: task.prompt,
+          subagent_type: task.subagent ?? "general",
+        },
       },
     };
   }
@@ -124,6 +170,8 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   let streams = 0;
   let held = 0;
   const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
+  const childTools: string[][] = [];
+  const childCalls: number[] = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
   const sleepers = new Map<ReturnType<typeof setTimeout>, () => void>();
@@ -160,8 +208,19 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     }
     streams++;
     const turn = options.task ? taskTurn(body, options.task) : null;
-    const kind = turn && "tool" in turn
-      ? "task"
+    if (Deno.env.get("MOCK_DEBUG")) {
+      console.error(
+        "MOCK",
+        JSON.stringify({ tools: toolNames(body), last: body.messages?.at(-1), turn }).slice(
+          0,
+          1500,
+        ),
+      );
+    }
+    const child = options.task !== undefined && isChildTurn(body, options.task);
+    if (child) childTools.push(toolNames(body));
+    const kind = turn && "call" in turn
+      ? (child ? "child" : "task")
       : turn && options.task && turn.text === options.task.childReply
       ? "child"
       : "reply";
@@ -180,7 +239,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           );
         };
         send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
-        if (turn && "tool" in turn) {
+        if (turn && "call" in turn) {
           send({
             choices: [{
               index: 0,
@@ -189,7 +248,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
                   index: 0,
                   id: `call_${streams}`,
                   type: "function",
-                  function: { name: "task", arguments: JSON.stringify(turn.tool) },
+                  function: { name: turn.call.name, arguments: JSON.stringify(turn.call.args) },
                 }],
               },
               finish_reason: null,
@@ -197,7 +256,8 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           });
           send({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
           send({ choices: [], usage });
-          ended.push({ kind, at: performance.now() });
+          if (child) childCalls.push(performance.now());
+          else ended.push({ kind, at: performance.now() });
           if (!cancelled) {
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
             controller.close();
@@ -258,6 +318,8 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       return held;
     },
     ended,
+    childTools,
+    childCalls,
     setChunkDelay: (ms) => (delay = ms),
     hold() {
       if (gate) return;
