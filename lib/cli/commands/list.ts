@@ -19,12 +19,17 @@ interface ListRow {
   title: string;
   openedAt: string;
   owner: string;
-  /** The child's state: busy, retry, idle, error, failed, or unknown (never recorded). */
+  /**
+   * The child's state: busy, retry, idle, error, waiting (for the user), failed, or unknown (never
+   * recorded).
+   */
   state: string;
   /** When it entered the state (absent for unknown). */
   since?: string;
   /** How long it has been in it, in milliseconds (absent for unknown). */
   forMs?: number;
+  /** For waiting: what the child asks the user for (`permission`, `question`). */
+  waitingFor?: string;
   /** For retry: the attempt (0: not known). */
   attempt?: number;
   /** For failed: the exit code of the pane's program. */
@@ -40,8 +45,8 @@ export const listCommand: Command = {
   help: [
     "Reads the records under the state directory ($MUXBRIDGE_STATE_DIR, else",
     "$XDG_STATE_HOME/muxbridge): one line per owned pane with its backend, pane id, child",
-    "session, live state (busy, retry N, idle, error, failed) and how long it has been in it,",
-    "owner, opening time and title.",
+    "session, live state (busy, retry N, idle, error, waiting (permission|question) for you,",
+    "failed) and how long it has been in it, owner, opening time and title.",
     "",
     "Example:",
     "  muxbridge list --json",
@@ -83,17 +88,21 @@ function row(r: PaneRecord, now: number): ListRow {
     owner: r.owner,
     state: s?.state ?? "unknown",
     ...(s ? { since: s.since, forMs: Math.max(0, now - since) } : {}),
+    ...(s?.waitingFor === undefined ? {} : { waitingFor: s.waitingFor }),
     ...(s?.attempt === undefined ? {} : { attempt: s.attempt }),
     ...(s?.exitCode === undefined ? {} : { exitCode: s.exitCode }),
     ...(r.stuck ? { stuck: true as const } : {}),
   };
 }
 
-/** `busy 12s`, `retry 2 3m05s`, `failed (exit 1) 8s`, `unknown`. */
+/** `busy 12s`, `retry 2 3m05s`, `waiting (permission) 40s`, `failed (exit 1) 8s`, `unknown`. */
 function stateText(r: ListRow): string {
-  const what = r.state === "retry" && r.attempt ? `retry ${r.attempt}` : r.state === "failed" &&
-      r.exitCode !== undefined
+  const what = r.state === "retry" && r.attempt
+    ? `retry ${r.attempt}`
+    : r.state === "failed" && r.exitCode !== undefined
     ? `failed (exit ${r.exitCode})`
+    : r.state === "waiting" && r.waitingFor !== undefined
+    ? `waiting (${r.waitingFor})`
     : r.state;
   return r.forMs === undefined ? what : `${what} ${duration(r.forMs)}`;
 }
