@@ -15,10 +15,12 @@
  * `task.prompt`) streams `task.childReply`. The parent's turn after the tool result ends with a
  * short text. This is how a real TUI gets a child without any HTTP call from the test.
  *
- * With `task.childTool`, the child's first turn calls that tool instead (e.g. `bash` under a
- * `"permission": {"bash": "ask"}` config, so the child waits for the user), and its turn after the
- * tool's result streams `task.childReply`. {@linkcode MockModel.childTools} records the tools each
- * child request offered (whether a 1.x child may call `question`).
+ * With `task.children`, the parent's Nth `task` call (from 0; the last entry repeats) starts a
+ * child of that entry's agent whose first turn calls that entry's tool instead (e.g. `bash` under
+ * a `"permission": {"bash": "ask"}` config, so the child waits for the user); its turn after the
+ * tool's result streams `task.childReply`. The child's prompt is `task.prompt` and ` #N`.
+ * {@linkcode MockModel.childTools} records the tools each child request offered (whether a 1.x
+ * child may call `question`).
  *
  * @module
  */
@@ -34,18 +36,27 @@ export interface MockTask {
   childReply: string;
   /** The `task` tool's `description` argument. @default "muxbridge probe" */
   description?: string;
-  /** The `task` tool's `subagent_type` argument. @default "general" */
-  subagent?: string;
   /**
    * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
    * delay (a long-running child) instead of pausing. @default none: it pauses
    */
   fillerWhileHeld?: string;
   /**
+   * The children the parent's `task` calls start, in turn (the last repeats): each one's agent
+   * and the tool its first turn calls. @default one `general` child that calls no tool
+   */
+  children?: readonly MockChild[];
+}
+
+/** A child a `task` call starts (see {@linkcode MockTask.children}). */
+export interface MockChild {
+  /** The `task` tool's `subagent_type` argument. @default "general" */
+  agent?: string;
+  /**
    * The child's first turn calls this tool (its name and arguments) instead of streaming text;
    * its turn after the tool's result streams {@linkcode MockTask.childReply}. @default none
    */
-  childTool?: MockToolCall;
+  tool?: MockToolCall;
 }
 
 /** A tool call the mock model streams. */
@@ -87,7 +98,10 @@ export interface MockModel {
   readonly childCalls: readonly number[];
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
-  /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
+  /**
+   * From now on, streams stop before their last chunk (a child's tool call: before it) until
+   * {@linkcode MockModel.release}.
+   */
   hold(): void;
   /** Lets every held stream finish, and stops holding new ones. */
   release(): void;
@@ -111,11 +125,23 @@ export function toolNames(body: { tools?: unknown[] }): string[] {
   });
 }
 
-/** Whether a request is a turn of the task's child (its user text holds the task's prompt). */
-export function isChildTurn(body: { messages?: unknown[] }, task: MockTask): boolean {
+/**
+ * Which child of the task a request is a turn of (its user text holds the task's prompt and the
+ * child's number), or null for the parent.
+ */
+export function childTurn(body: { messages?: unknown[] }, task: MockTask): number | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  return messages.filter((m) => (m as { role?: string })?.role === "user")
-    .map(messageText).join("\n").includes(task.prompt);
+  const text = messages.filter((m) => (m as { role?: string })?.role === "user")
+    .map(messageText).join("\n");
+  const at = text.indexOf(task.prompt);
+  if (at < 0) return null;
+  return Number(/^ #(\d+)/.exec(text.slice(at + task.prompt.length))?.[1] ?? 0);
+}
+
+/** The child the Nth `task` call starts. */
+function childOf(task: MockTask, n: number): MockChild {
+  const children = task.children ?? [];
+  return children[Math.min(n, children.length - 1)] ?? {};
 }
 
 /**
@@ -123,18 +149,21 @@ export function isChildTurn(body: { messages?: unknown[] }, task: MockTask): boo
  *
  * @param body The chat-completions request (its `messages` and `tools`).
  * @param task The `task` settings.
- * @returns A tool call (the parent's first turn calls `task`; the child's first turn calls
- *   `task.childTool`, when set), text (the child's turn, or the parent's turn after the tool
- *   result), or null for the default reply.
+ * @param calls How many `task` calls the parent made before (which child the next one starts).
+ * @returns A tool call (the parent's first turn calls `task`; a child's first turn calls its
+ *   tool, when it has one), text (the child's turn, or the parent's turn after the tool result),
+ *   or null for the default reply.
  */
 export function taskTurn(
   body: { messages?: unknown[]; tools?: unknown[] },
   task: MockTask,
+  calls = 0,
 ): { call: MockToolCall } | { text: string } | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1) as { role?: string } | undefined;
-  if (isChildTurn(body, task)) {
-    const tool = task.childTool;
+  const child = childTurn(body, task);
+  if (child !== null) {
+    const tool = childOf(task, child).tool;
     return tool && last?.role !== "tool" && toolNames(body).includes(tool.name)
       ? { call: tool }
       : { text: task.childReply };
@@ -149,8 +178,8 @@ export function taskTurn(
         name: "task",
         args: {
           description: task.description ?? "muxbridge probe",
-          prompt: task.prompt,
-          subagent_type: task.subagent ?? "general",
+          prompt: `${task.prompt} #${calls}`,
+          subagent_type: childOf(task, calls).agent ?? "general",
         },
       },
     };
@@ -171,6 +200,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   let held = 0;
   const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   const childTools: string[][] = [];
+  let taskCalls = 0;
   const childCalls: number[] = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
@@ -207,18 +237,10 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       });
     }
     streams++;
-    const turn = options.task ? taskTurn(body, options.task) : null;
-    if (Deno.env.get("MOCK_DEBUG")) {
-      console.error(
-        "MOCK",
-        JSON.stringify({ tools: toolNames(body), last: body.messages?.at(-1), turn }).slice(
-          0,
-          1500,
-        ),
-      );
-    }
-    const child = options.task !== undefined && isChildTurn(body, options.task);
+    const turn = options.task ? taskTurn(body, options.task, taskCalls) : null;
+    const child = options.task !== undefined && childTurn(body, options.task) !== null;
     if (child) childTools.push(toolNames(body));
+    if (turn && "call" in turn && !child) taskCalls++;
     const kind = turn && "call" in turn
       ? (child ? "child" : "task")
       : turn && options.task && turn.text === options.task.childReply
@@ -240,6 +262,12 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         };
         send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
         if (turn && "call" in turn) {
+          if (myGate && child) {
+            // A held child calls its tool only once released (its pane may attach first).
+            held++;
+            await myGate.promise;
+            held--;
+          }
           send({
             choices: [{
               index: 0,

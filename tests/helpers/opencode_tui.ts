@@ -14,7 +14,7 @@
  */
 
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
-import { type MockModel, type MockToolCall, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
+import { type MockChild, type MockModel, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
 import { prepareOpencodeHome, stopProcess } from "./opencode_home.ts";
 import { childrenOf, cmdline, opencodeBin } from "./opencode_server.ts";
 import { startTmuxServer, type TmuxServer } from "./tmux_server.ts";
@@ -105,12 +105,10 @@ export async function waitUntil(
 export interface TuiBoxOptions {
   /** The child's per-word delay (ms). @default 100 */
   chunkDelayMs?: number;
-  /** The child's first turn calls this tool (`MockTask.childTool`). @default none */
-  childTool?: MockToolCall;
+  /** The children the model's `task` calls start, in turn (`MockTask.children`). */
+  children?: readonly MockChild[];
   /** More top-level keys of OpenCode's config (e.g. `permission`). @default none */
   config?: Record<string, unknown>;
-  /** The agent the child runs (`MockTask.subagent`). @default "general" */
-  subagent?: string;
 }
 
 /**
@@ -130,8 +128,7 @@ export async function openTuiBox(options: TuiBoxOptions = {}): Promise<TuiBox> {
       prompt: "child: say the marker",
       childReply: "the child starts",
       fillerWhileHeld: CHILD_MARKER,
-      ...(options.childTool ? { childTool: options.childTool } : {}),
-      ...(options.subagent ? { subagent: options.subagent } : {}),
+      ...(options.children ? { children: options.children } : {}),
     },
   });
   let tmux: TmuxServer | undefined;
@@ -212,7 +209,8 @@ export async function openTuiBox(options: TuiBoxOptions = {}): Promise<TuiBox> {
       await waitUntil(
         "the TUI's prompt box",
         async () => /Ask anything/.test(await screen()),
-        60_000,
+        // A bound on a hung start only: a loaded 2-core machine took over 60 s (seen).
+        180_000,
         screen,
       );
       return {
