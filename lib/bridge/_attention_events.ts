@@ -18,7 +18,7 @@ import { type AttentionKind, REQUEST_ID } from "../session/events.ts";
 import { invalid, type InvalidLine, sessionId, type SessionLine } from "./_session_events.ts";
 
 /** Where a value sits in an event: the keys from the event object down. */
-type Path = readonly string[];
+export type AttentionPath = readonly string[];
 
 /** One row: an event type that opens or ends a request. */
 export interface AttentionRow {
@@ -27,9 +27,9 @@ export interface AttentionRow {
   /** Whether the event opens the request (asked) or ends it (replied, rejected, cancelled). */
   readonly open: boolean;
   /** Where the child session's id is. */
-  readonly session: Path;
+  readonly session: AttentionPath;
   /** Where the request's id is. */
-  readonly request: Path;
+  readonly request: AttentionPath;
 }
 
 const asked = (what: AttentionKind): AttentionRow => ({
@@ -78,7 +78,7 @@ export function isAttentionEvent(type: string): boolean {
 }
 
 /** The value at a path, or undefined. */
-function at(value: unknown, path: Path): unknown {
+function at(value: unknown, path: AttentionPath): unknown {
   let v = value;
   for (const key of path) {
     if (typeof v !== "object" || v === null || Array.isArray(v)) {
@@ -163,6 +163,6 @@ export function attentionEventSchemas(): z.ZodType[] {
   });
 }
 
-function missing(type: string, path: Path, what = "a string"): InvalidLine {
+function missing(type: string, path: AttentionPath, what = "a string"): InvalidLine {
   return invalid(`Cannot use ${type}: ${path.join(".")} is not ${what}`);
 }

@@ -16,7 +16,7 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
 import { MuxError } from "../sys/errors.ts";
-import { PendingListSchema, requestsOf, type ServerRequest } from "./pending.ts";
+import { requestsOf, type ServerRequest } from "./pending.ts";
 
 /** A `fetch` function (injected; tests pass a fake). */
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -58,6 +58,8 @@ export interface CallOptions {
 /** What `opencode attach` (1.x) asks first and a fresh server is slow to load. */
 const WARM_ROUTES = ["/agent", "/provider", "/config/providers"] as const;
 const AnySchema = z.unknown();
+/** A 1.x list of pending requests: an array (its entries are read leniently by `requestsOf`). */
+const PendingListSchema = z.array(z.unknown());
 const HealthSchema = z.looseObject({ healthy: z.boolean(), version: z.string().optional() });
 const StatusMapSchema = z.record(
   z.string(),

@@ -24,14 +24,6 @@ export interface ServerRequest {
   readonly kind: "permission" | "question";
 }
 
-/**
- * A list as the 1.x routes answer it: an array of objects, of which the entries with a string
- * `id` and `sessionID` are kept.
- *
- * @internal
- */
-export const PendingListSchema: z.ZodType<unknown[]> = z.array(z.unknown());
-
 const EntrySchema = z.looseObject({ id: z.string(), sessionID: z.string() });
 
 /**
