@@ -21,7 +21,7 @@
 
 import os from "node:os";
 import { createOpencodeClient } from "../lib/opencode/client.ts";
-import { attachArgv } from "../lib/opencode/attach.ts";
+import { V1 } from "../lib/opencode/v1/line.ts";
 import { attachingLine, holdArgv } from "../lib/session/pane_program.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { opencodeBin, startOpencodeServer } from "../tests/helpers/opencode_server.ts";
@@ -81,7 +81,13 @@ async function round(muxbridge: boolean): Promise<{ first: PaneTimes; later: Pan
     const parent = await oc.createSession({ title: "bench parent" });
     const pane = async (title: string) => {
       const child = await oc.createSession({ title, parentID: parent.id });
-      const attach = attachArgv(oc.bin, oc.url, child.id, oc.project);
+      const attach = V1.pane({
+        bin: oc.bin,
+        url: oc.url,
+        sessionId: child.id,
+        dir: oc.project,
+        ownsTitle: true,
+      }).argv;
       return await timePane(
         tmux,
         muxbridge

@@ -123,7 +123,7 @@ function guardWith(log: Log): Guard {
 /**
  * The OpenCode plugin: starts `muxbridge bridge --url <url> --dir <directory>` once per
  * OpenCode process, sends `bridge.hello`, forwards every `session.*` event, the ids of the
- * events that open and end a request for the user (`permission.*`, `question.*`) and
+ * events that open and end a request for the user (`permission.*`, `question.*`, `form.*`) and
  * background-job changes (`bridge.job`).
  *
  * @param input What OpenCode hands a plugin (`serverUrl`, `directory` and `client` are used).
@@ -1231,21 +1231,32 @@ class SessionEvents {
   }
 }
 
-/** The events that open and end a request for the user (a permission request, a question). */
-const ATTENTION = /^(?:permission|question)\.[a-z]+$/;
+/**
+ * The events that open and end a request for the user: a permission request, a question (1.x),
+ * a form (2.x).
+ */
+const ATTENTION = /^(?:permission|question|form)\.[a-z]+$/;
 
 /**
- * A request event as a bridge line: its type and ids only. The rest (the command a permission is
+ * A request event as a bridge line: its type and its ids only, where the event has them
+ * (`properties` on 1.x, `data` and `data.form` on 2.x). The rest (the command a permission is
  * for, a file's diff, the question) is not the bridge's business and can be large.
  */
 function attentionLine(type: string, event: Bag): string {
-  const props = bag(event.properties);
-  const ids: Bag = {};
-  for (const key of ["id", "sessionID", "requestID"]) {
-    const value = text(props[key]);
-    if (value !== undefined) ids[key] = value.slice(0, 256);
-  }
-  return `${JSON.stringify({ type, properties: ids })}\n`;
+  const ids = (value: unknown, depth = 0): Bag => {
+    const from = bag(value);
+    const out: Bag = {};
+    for (const key of ["id", "sessionID", "requestID"]) {
+      const v = text(from[key]);
+      if (v !== undefined) out[key] = v.slice(0, 256);
+    }
+    if (depth === 0 && typeof from.form === "object") out.form = ids(from.form, 1);
+    return out;
+  };
+  const line: Bag = { type };
+  if ("properties" in event) line.properties = ids(event.properties);
+  if ("data" in event) line.data = ids(event.data);
+  return `${JSON.stringify(line)}\n`;
 }
 
 /** How a job running in the event's session ends with this event, or null when it does not. */

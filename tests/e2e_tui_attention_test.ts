@@ -62,12 +62,12 @@ Deno.test({
   async fn() {
     const box = await openTuiBox({
       children: [
-        { tool: { name: "bash", args: { command: "echo hi", description: "Say hi" } } },
+        { tool: { name: "bash", arguments: { command: "echo hi", description: "Say hi" } } },
         {
           agent: "asker",
           tool: {
             name: "question",
-            args: {
+            arguments: {
               questions: [{
                 question: "Which color?",
                 header: "Color",

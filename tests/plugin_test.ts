@@ -179,6 +179,12 @@ Deno.test("MuxbridgePlugin forwards the events that open and end a request for t
       },
       { type: "question.rejected", properties: { sessionID: "ses_C", requestID: "que_1" } },
       { type: "permission.weird", properties: { sessionID: 7, requestID: ["x"] } },
+      // 2.x's shapes keep theirs.
+      {
+        type: "form.created",
+        data: { form: { id: "frm_1", sessionID: "ses_C", title: "Q", fields: [{ key: "q0" }] } },
+      },
+      { type: "form.cancelled", data: { id: "frm_1", sessionID: "ses_C" } },
     ];
     for (const e of events) await send(r, e);
     await r.until("the bridge's ready in the log", () => r.readLog().includes('"type":"ready"'));
@@ -190,6 +196,8 @@ Deno.test("MuxbridgePlugin forwards the events that open and end a request for t
       { type: "question.asked", properties: { id: "que_1", sessionID: "ses_C" } },
       { type: "question.rejected", properties: { sessionID: "ses_C", requestID: "que_1" } },
       { type: "permission.weird", properties: {} },
+      { type: "form.created", data: { form: { id: "frm_1", sessionID: "ses_C" } } },
+      { type: "form.cancelled", data: { id: "frm_1", sessionID: "ses_C" } },
     ]);
   } finally {
     await finish(r);

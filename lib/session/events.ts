@@ -7,7 +7,16 @@
  * @module
  */
 
+import type { OpencodeEvent } from "../opencode/events.ts";
 import type { SessionId } from "../sys/validate.ts";
+
+export type {
+  AttentionKind,
+  PendingList,
+  PendingRequest,
+  SessionInfo,
+} from "../opencode/events.ts";
+export { ATTENTION_KINDS, REQUEST_ID } from "../opencode/events.ts";
 
 /** Why a pane closed. */
 export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;
@@ -29,6 +38,7 @@ export const SKIP_REASONS = [
   "limit",
   "excluded",
   "max_panes",
+  "not_driven",
 ] as const;
 
 /** A skip reason. */
@@ -89,78 +99,12 @@ export interface PaneFailed {
 /** Every report the session core gives about a child's pane. */
 export type PaneMessage = PaneOpened | PaneClosed | PaneSkipped | PaneFailed;
 
-/** A session as an event describes it, its ids checked where the event was decoded. */
-export interface SessionInfo {
-  /** The session id. */
-  id: SessionId;
-  /** The parent's id; absent for root sessions. */
-  parentId?: SessionId;
-  /** The raw title (cleaned by the loop). */
-  title: string;
-  /** The session's directory, when given (checked where it is used). */
-  directory?: string;
-  /**
-   * The agent the session runs, raw: `info.agent`, else the `(@<agent> subagent)` suffix OpenCode
-   * puts on a task child's title (cleaned by the loop).
-   */
-  agent?: string;
-}
-
 /**
- * What a child can wait on the user for: a `permission` request (a tool call the config says to
- * ask about) or a `question` (OpenCode's question tool; a form on the 2.x line).
+ * What the loop takes: OpenCode's facts about a session (`lib/opencode/events.ts`, decoded from
+ * either line's events), and what the plugin adds: a background job of a session running or not
+ * (`bridge.job`), and which session the plugin's TUI shows (`bridge.view`).
  */
-export const ATTENTION_KINDS = ["permission", "question"] as const;
-
-/** What a child waits on the user for. */
-export type AttentionKind = typeof ATTENTION_KINDS[number];
-
-/**
- * The form of a request id muxbridge keeps (`per_…`, `que_…`, `frm_…`): it is only ever a
- * key, never an argument, but a line that names something else is refused where it is decoded.
- */
-export const REQUEST_ID: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
-
-/** One request a child waits on, as a server's list of pending requests names it. */
-export interface PendingRequest {
-  /** The session that asked, as the server wrote it (only ever compared with tracked ids). */
-  readonly sessionId: string;
-  /** The request's id (the same the asked and answered events carry). */
-  readonly requestId: string;
-  /** What it asks for. */
-  readonly kind: AttentionKind;
-}
-
-/**
- * What a server's lists of pending requests said in one poll of one project directory: every
- * request still waiting for the user there (`GET /permission` and `GET /question` on the 1.x
- * line). Requests of sessions muxbridge does not track are left out by the loop.
- */
-export interface PendingList {
-  /** The requests, in any order. */
-  readonly requests: readonly PendingRequest[];
-}
-
-/** A session event the loop handles. */
 export type LoopInput =
-  | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
-  /**
-   * `retry`: the session is busy retrying a failed model request, this attempt (from 1; 0 when
-   * the event did not say).
-   */
-  | { kind: "status"; sessionId: SessionId; status: "busy" | "idle"; retry?: number }
-  /** `session.error` (an aborted request is no error: it arrives as idle). */
-  | { kind: "error"; sessionId: SessionId }
+  | OpencodeEvent
   | { kind: "job"; sessionId: SessionId; running: boolean }
-  /**
-   * A request for the user opened (`open`: asked) or ended (replied, rejected, cancelled): the
-   * child waits while one is open (`permission.asked`/`replied`, `question.asked`/`replied`/
-   * `rejected` on the 1.x line; `form.created`/`replied`/`cancelled` on the 2.x line).
-   */
-  | {
-    kind: "attention";
-    sessionId: SessionId;
-    requestId: string;
-    what: AttentionKind;
-    open: boolean;
-  };
+  | { kind: "view"; sessionId: SessionId };

@@ -9,23 +9,25 @@
  * that time, and {@linkcode MockModel.hold} keeps every new stream open before its last chunk
  * until {@linkcode MockModel.release}, so a test decides exactly when the child goes idle.
  *
- * With `task`, a prompt containing {@linkcode TASK_TRIGGER} makes the model call OpenCode's `task`
- * tool (when the request offers it): the parent's turn streams one `tool_calls` delta, OpenCode
- * starts a child session with `task.prompt`, and the child's turn (its prompt starts with
- * `task.prompt`) streams `task.childReply`. The parent's turn after the tool result ends with a
- * short text. This is how a real TUI gets a child without any HTTP call from the test.
+ * With `task`, a prompt containing {@linkcode TASK_TRIGGER} makes the model call the tool that
+ * starts a child session, whichever the request offers: OpenCode 1.x's `task`
+ * (`{description, prompt, subagent_type}`) or 2.x's `subagent` (`{agent, description, prompt,
+ * background?}`). The parent's turn streams one `tool_calls` delta, OpenCode starts a child
+ * session with `task.prompt`, and the child's turn (its prompt contains `task.prompt`) streams
+ * `task.childReply`. The parent's turn after the tool result ends with a short text. This is how
+ * a real TUI gets a child without any HTTP call from the test.
  *
- * With `task.children`, the parent's Nth `task` call (from 0; the last entry repeats) starts a
- * child of that entry's agent whose first turn calls that entry's tool instead (e.g. `bash` under
- * a `"permission": {"bash": "ask"}` config, so the child waits for the user); its turn after the
- * tool's result streams `task.childReply`. The child's prompt is `task.prompt` and ` #N`.
- * {@linkcode MockModel.childTools} records the tools each child request offered (whether a 1.x
- * child may call `question`).
+ * With `task.children`, the parent's Nth child-starting call (from 0; the last entry repeats)
+ * starts a child of that entry's agent whose first turn calls that entry's tool instead (e.g.
+ * `bash` under a `"permission": {"bash": "ask"}` config, so the child waits for the user); its
+ * turn after the tool's result streams `task.childReply`. The child's prompt is `task.prompt` and
+ * ` #N`. {@linkcode MockModel.childTools} records the tools each child request offered (whether a
+ * 1.x child may call `question`).
  *
  * @module
  */
 
-/** The text in a user prompt that makes a `task` model call the `task` tool. */
+/** The text in a user prompt that makes a `task` model call the child-starting tool. */
 export const TASK_TRIGGER = "[[muxbridge-task]]";
 
 /** What a `task` model does (see the module doc). */
@@ -34,37 +36,36 @@ export interface MockTask {
   prompt: string;
   /** The child's reply, streamed word by word. */
   childReply: string;
-  /** The `task` tool's `description` argument. @default "muxbridge probe" */
+  /** The tool's `description` argument (2.x titles the child with it). @default "muxbridge probe" */
   description?: string;
+  /** 2.x only: `subagent`'s `background: true` (the parent's turn ends while the child runs). */
+  background?: boolean;
+  /**
+   * The child's first `times` requests answer HTTP `status` instead of streaming (a 5xx makes
+   * OpenCode retry, a 4xx fails the child's turn). @default none
+   */
+  childFailure?: { status: number; times: number };
   /**
    * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
    * delay (a long-running child) instead of pausing. @default none: it pauses
    */
   fillerWhileHeld?: string;
   /**
-   * The children the parent's `task` calls start, in turn (the last repeats): each one's agent
-   * and the tool its first turn calls. @default one `general` child that calls no tool
+   * The children the parent's calls start, in turn (the last repeats): each one's agent and the
+   * tool its first turn calls. @default one `general` child that calls no tool
    */
   children?: readonly MockChild[];
 }
 
-/** A child a `task` call starts (see {@linkcode MockTask.children}). */
+/** A child a call of the parent starts (see {@linkcode MockTask.children}). */
 export interface MockChild {
-  /** The `task` tool's `subagent_type` argument. @default "general" */
+  /** The agent it runs (1.x `subagent_type`, 2.x `agent`). @default "general" */
   agent?: string;
   /**
-   * The child's first turn calls this tool (its name and arguments) instead of streaming text;
-   * its turn after the tool's result streams {@linkcode MockTask.childReply}. @default none
+   * Its first turn calls this tool instead of streaming text; its turn after the tool's result
+   * streams {@linkcode MockTask.childReply}. @default none
    */
-  tool?: MockToolCall;
-}
-
-/** A tool call the mock model streams. */
-export interface MockToolCall {
-  /** The tool's name (`bash`, `question`, `task`). */
-  name: string;
-  /** Its arguments. */
-  args: Record<string, unknown>;
+  tool?: ToolCall;
 }
 
 /** Options of {@linkcode startMockModel}. */
@@ -94,8 +95,6 @@ export interface MockModel {
   readonly ended: ReadonlyArray<{ kind: "task" | "child" | "reply"; at: number }>;
   /** The tool names each child request offered, in request order. */
   readonly childTools: ReadonlyArray<readonly string[]>;
-  /** `performance.now()` when each of the child's tool calls finished streaming. */
-  readonly childCalls: readonly number[];
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
   /**
@@ -117,17 +116,43 @@ function messageText(message: unknown): string {
   return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
 }
 
+/** The tools that start a child session: OpenCode 1.x's `task`, 2.x's `subagent`. */
+export type ChildTool = "task" | "subagent";
+
+/** A tool call the mock streams: the tool's name and its arguments. */
+export interface ToolCall {
+  /** `task` or `subagent`, or a child's tool (`bash`, `question`, …). */
+  name: string;
+  /** The arguments, in the shape that OpenCode line's tool takes. */
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Which child-starting tool a chat-completions request offers.
+ *
+ * @param tools The request's `tools`.
+ * @returns `subagent` (2.x), `task` (1.x), or null when it offers neither.
+ */
+export function offeredChildTool(tools: unknown): ChildTool | null {
+  const names = new Set(
+    (Array.isArray(tools) ? tools : []).map((t) =>
+      (t as { function?: { name?: unknown } } | null)?.function?.name
+    ),
+  );
+  return names.has("subagent") ? "subagent" : names.has("task") ? "task" : null;
+}
+
 /** The names of the tools a request offers. */
-export function toolNames(body: { tools?: unknown[] }): string[] {
-  return (body.tools ?? []).flatMap((t) => {
-    const name = (t as { function?: { name?: unknown } })?.function?.name;
+export function toolNames(tools: unknown): string[] {
+  return (Array.isArray(tools) ? tools : []).flatMap((t) => {
+    const name = (t as { function?: { name?: unknown } } | null)?.function?.name;
     return typeof name === "string" ? [name] : [];
   });
 }
 
 /**
- * Which child of the task a request is a turn of (its user text holds the task's prompt and the
- * child's number), or null for the parent.
+ * Which child of the task a request is a turn of (its user text holds the task's prompt, then
+ * ` #N`), or null for the parent.
  */
 export function childTurn(body: { messages?: unknown[] }, task: MockTask): number | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -138,7 +163,7 @@ export function childTurn(body: { messages?: unknown[] }, task: MockTask): numbe
   return Number(/^ #(\d+)/.exec(text.slice(at + task.prompt.length))?.[1] ?? 0);
 }
 
-/** The child the Nth `task` call starts. */
+/** The child the Nth call of the parent starts. */
 function childOf(task: MockTask, n: number): MockChild {
   const children = task.children ?? [];
   return children[Math.min(n, children.length - 1)] ?? {};
@@ -149,39 +174,56 @@ function childOf(task: MockTask, n: number): MockChild {
  *
  * @param body The chat-completions request (its `messages` and `tools`).
  * @param task The `task` settings.
- * @param calls How many `task` calls the parent made before (which child the next one starts).
- * @returns A tool call (the parent's first turn calls `task`; a child's first turn calls its
- *   tool, when it has one), text (the child's turn, or the parent's turn after the tool result),
- *   or null for the default reply.
+ * @param calls How many children the parent started before (which one the next call starts).
+ * @returns A call of the offered child-starting tool (the parent's first turn) or of a child's
+ *   own tool (its first turn, {@linkcode MockTask.children}), text (the child's turn, or the
+ *   parent's turn after the tool result), or null for the default reply.
+ *
+ * @example The 2.x tool when the request offers it
+ * ```ts
+ * import { taskTurn, TASK_TRIGGER } from "./mock_model.ts";
+ * const turn = taskTurn({
+ *   messages: [{ role: "user", content: `${TASK_TRIGGER} go` }],
+ *   tools: [{ type: "function", function: { name: "subagent" } }],
+ * }, { prompt: "child: count", childReply: "one two" });
+ * console.assert(turn !== null && "tool" in turn && turn.tool.name === "subagent");
+ * ```
  */
 export function taskTurn(
   body: { messages?: unknown[]; tools?: unknown[] },
   task: MockTask,
   calls = 0,
-): { call: MockToolCall } | { text: string } | null {
+): { tool: ToolCall } | { text: string } | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1) as { role?: string } | undefined;
+  const offered = offeredChildTool(body.tools);
   const child = childTurn(body, task);
   if (child !== null) {
     const tool = childOf(task, child).tool;
-    return tool && last?.role !== "tool" && toolNames(body).includes(tool.name)
-      ? { call: tool }
+    return tool && last?.role !== "tool" && toolNames(body.tools).includes(tool.name)
+      ? { tool }
       : { text: task.childReply };
   }
   if (last?.role === "tool") return { text: "The child is done." };
-  if (
-    last?.role === "user" && toolNames(body).includes("task") &&
-    messageText(last).includes(TASK_TRIGGER)
-  ) {
+  if (last?.role === "user" && offered && messageText(last).includes(TASK_TRIGGER)) {
+    const description = task.description ?? "muxbridge probe";
+    const prompt = `${task.prompt} #${calls}`;
+    const agent = childOf(task, calls).agent ?? "general";
     return {
-      call: {
-        name: "task",
-        args: {
-          description: task.description ?? "muxbridge probe",
-          prompt: `${task.prompt} #${calls}`,
-          subagent_type: childOf(task, calls).agent ?? "general",
+      tool: offered === "task"
+        ? {
+          name: "task",
+          arguments: { description, prompt, subagent_type: agent },
+        }
+        : {
+          name: "subagent",
+          arguments: {
+            agent,
+            description,
+            prompt,
+            ...(task.background ? { background: true } : {}),
+          },
         },
-      },
     };
   }
   return null;
@@ -198,10 +240,11 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   const reply = options.reply ?? "Hello from the mock model.";
   let streams = 0;
   let held = 0;
-  const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
+  let childFailures = 0;
+  /** Children the parent started so far. */
+  let calls = 0;
   const childTools: string[][] = [];
-  let taskCalls = 0;
-  const childCalls: number[] = [];
+  const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
   const sleepers = new Map<ReturnType<typeof setTimeout>, () => void>();
@@ -236,16 +279,24 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         usage,
       });
     }
-    streams++;
-    const turn = options.task ? taskTurn(body, options.task, taskCalls) : null;
+    const turn = options.task ? taskTurn(body, options.task, calls) : null;
     const child = options.task !== undefined && childTurn(body, options.task) !== null;
-    if (child) childTools.push(toolNames(body));
-    if (turn && "call" in turn && !child) taskCalls++;
-    const kind = turn && "call" in turn
-      ? (child ? "child" : "task")
-      : turn && options.task && turn.text === options.task.childReply
+    if (child) childTools.push(toolNames(body.tools));
+    if (turn && "tool" in turn && !child) calls++;
+    const kind = child || (turn && "text" in turn && turn.text === options.task?.childReply)
       ? "child"
+      : turn && "tool" in turn
+      ? "task"
       : "reply";
+    const failure = options.task?.childFailure;
+    if (kind === "child" && failure && childFailures < failure.times) {
+      childFailures++;
+      return Response.json(
+        { error: { message: "mock model failure", type: "mock_error", code: failure.status } },
+        { status: failure.status },
+      );
+    }
+    streams++;
     const words = (turn && "text" in turn ? turn.text : reply).split(" ");
     const myGate = gate;
     let cancelled = false;
@@ -261,7 +312,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           );
         };
         send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
-        if (turn && "call" in turn) {
+        if (turn && "tool" in turn) {
           if (myGate && child) {
             // A held child calls its tool only once released (its pane may attach first).
             held++;
@@ -276,7 +327,10 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
                   index: 0,
                   id: `call_${streams}`,
                   type: "function",
-                  function: { name: turn.call.name, arguments: JSON.stringify(turn.call.args) },
+                  function: {
+                    name: turn.tool.name,
+                    arguments: JSON.stringify(turn.tool.arguments),
+                  },
                 }],
               },
               finish_reason: null,
@@ -284,8 +338,8 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           });
           send({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
           send({ choices: [], usage });
-          if (child) childCalls.push(performance.now());
-          else ended.push({ kind, at: performance.now() });
+          // A child's tool call is no end of its turn: its reply follows the tool's result.
+          if (!child) ended.push({ kind, at: performance.now() });
           if (!cancelled) {
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
             controller.close();
@@ -347,7 +401,6 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
     },
     ended,
     childTools,
-    childCalls,
     setChunkDelay: (ms) => (delay = ms),
     hold() {
       if (gate) return;

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { Credentials } from "../../lib/opencode/attach.ts";
+import type { Credentials } from "../../lib/opencode/credentials.ts";
 import { createOpencodeClient } from "../../lib/opencode/client.ts";
 import type { LoopInput } from "../../lib/session/events.ts";
 import type { BellOutcome, PaneBell } from "../../lib/session/pane_bell.ts";
