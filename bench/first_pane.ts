@@ -71,7 +71,7 @@ async function timePane(tmux: TmuxServer, argv: readonly string[]): Promise<Pane
 /** One round of one variant on a fresh server: the first pane, then a later one. */
 async function round(muxbridge: boolean): Promise<{ first: PaneTimes; later: PaneTimes }> {
   const tmux = await startTmuxServer({ width: 160, height: 40 });
-  const oc = await startOpencodeServer({ tmux, tmuxWindow: false });
+  const oc = await startOpencodeServer({ tmux, tmuxWindow: false, startTimeoutMs: CEILING_MS });
   try {
     if (muxbridge) {
       // What the bridge does once it knows the server, before any child (not timed).
@@ -117,8 +117,14 @@ export async function benchFirstPane(rounds: number): Promise<Row[]> {
   for (let r = 0; r < rounds; r++) {
     // Alternate which goes first, so that neither always meets the other's leftovers.
     for (const mux of r % 2 === 0 ? [false, true] : [true, false]) {
-      samples[mux ? "mux" : "bare"].push(await round(mux));
-      console.error(`  round ${r + 1} ${mux ? "muxbridge" : "bare"} done`);
+      const got = await round(mux);
+      samples[mux ? "mux" : "bare"].push(got);
+      const f = (t: PaneTimes) => `text ${t.text.toFixed(0)} ms, drawn ${t.drawn.toFixed(0)} ms`;
+      console.error(
+        `  round ${r + 1} ${mux ? "muxbridge" : "bare"}: first pane ${f(got.first)}; later pane ${
+          f(got.later)
+        }; load ${os.loadavg()[0].toFixed(2)}`,
+      );
     }
   }
   const rows: Row[] = [];

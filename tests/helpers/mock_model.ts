@@ -20,9 +20,9 @@
  * With `task.children`, the parent's Nth child-starting call (from 0; the last entry repeats)
  * starts a child of that entry's agent whose first turn calls that entry's tool instead (e.g.
  * `bash` under a `"permission": {"bash": "ask"}` config, so the child waits for the user); its
- * turn after the tool's result streams `task.childReply`. The child's prompt is `task.prompt` and
- * ` #N`. {@linkcode MockModel.childTools} records the tools each child request offered (whether a
- * 1.x child may call `question`).
+ * turn after the tool's result streams `task.childReply`. The child's prompt is then `task.prompt`
+ * and ` #N`. {@linkcode MockModel.childTools} records the tools each child request offered
+ * (whether a 1.x child may call `question`).
  *
  * @module
  */
@@ -207,7 +207,8 @@ export function taskTurn(
   if (last?.role === "tool") return { text: "The child is done." };
   if (last?.role === "user" && offered && messageText(last).includes(TASK_TRIGGER)) {
     const description = task.description ?? "muxbridge probe";
-    const prompt = `${task.prompt} #${calls}`;
+    // Each child of `children` is told its number; without them the prompt is as given.
+    const prompt = task.children ? `${task.prompt} #${calls}` : task.prompt;
     const agent = childOf(task, calls).agent ?? "general";
     return {
       tool: offered === "task"
