@@ -212,10 +212,7 @@ export class SessionLoop {
       case "error":
         return this.#feedKnown(input.sessionId, { type: "error" });
       case "job":
-        return this.#feedKnown(input.sessionId, {
-          type: "job",
-          running: input.running,
-        });
+        return this.#feedKnown(input.sessionId, { type: "job", running: input.running });
       case "attention":
         return this.#feedKnown(input.sessionId, {
           type: "attention",
@@ -299,10 +296,7 @@ export class SessionLoop {
     at: number = this.#deps.clock.now(),
   ): void {
     if (this.#shuttingDown) return;
-    const bySession = new Map<
-      string,
-      Array<{ id: string; what: AttentionKind }>
-    >();
+    const bySession = new Map<string, Array<{ id: string; what: AttentionKind }>>();
     for (const r of list.requests) {
       if (!REQUEST_ID.test(r.requestId)) continue;
       const of = bySession.get(r.sessionId) ?? [];
@@ -310,11 +304,7 @@ export class SessionLoop {
       bySession.set(r.sessionId, of);
     }
     for (const id of sessionIds) {
-      this.#feed(id, {
-        type: "pending",
-        requests: bySession.get(id) ?? [],
-        at,
-      });
+      this.#feed(id, { type: "pending", requests: bySession.get(id) ?? [], at });
     }
   }
 
