@@ -57,7 +57,8 @@ async function timePane(tmux: TmuxServer, argv: readonly string[]): Promise<Pane
   let text = NaN;
   let screen = "";
   const drawn = await waitFor(clock, async () => {
-    screen = (await tmux.run(["capture-pane", "-p", "-t", pane])).stdout;
+    // -J: a line the pane wrapped is one line again (the child's line is one).
+    screen = (await tmux.run(["capture-pane", "-p", "-J", "-t", pane])).stdout;
     if (Number.isNaN(text) && screen.trim() !== "") text = performance.now() - t0;
     // Attach's first frame: any text but muxbridge's own line.
     return screen.split("\n").some((l) => l.trim() !== "" && !l.startsWith("[muxbridge]"));
