@@ -295,6 +295,48 @@ Deno.test("TUI normal mode: a TUI whose server has no URL, or is its own private
   }
 });
 
+Deno.test("TUI normal mode: a TUI that can pair hands its bridge the paired token as the password, even on its own --standalone server", async () => {
+  // The server's pairing route, as 2.1.2 answers it: one code, one token (docs/opencode.md).
+  const redeemed: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const m = /^\/auth\/connect\/([^/]+)$/.exec(new URL(req.url).pathname);
+    if (!m || req.headers.get("accept") !== "application/json") {
+      return new Response("no", { status: 404 });
+    }
+    redeemed.push(m[1]);
+    return Response.json({ token: "1799213449.fg25-token" });
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const r = await rig();
+  const t = fakeTui([url], options(r), 4242);
+  const client = t.ctx.client as { server: Record<string, unknown> };
+  client.server.pair = () => Promise.resolve({ code: "52rXcode", expires_in: 300 });
+  t.location = { directory: r.dir };
+  // Its server is its own private child (--standalone): pairing makes it usable all the same.
+  const cleanup = startTui(t.ctx, r.dir, {
+    env: {},
+    tickMs: 10,
+    parentOf: (pid) => (pid === 4242 ? Deno.pid : null),
+  });
+  try {
+    await r.until("the hello", () => r.lines().length > 0);
+    assert.deepEqual(r.lines()[0], {
+      type: "bridge.hello",
+      serverUrl: url,
+      directory: r.dir,
+      opencode: "2.1.2",
+      auth: { username: "opencode", password: "1799213449.fg25-token" },
+      scope: "tui",
+    });
+    assert.deepEqual(redeemed, ["52rXcode"]);
+    assert.ok(!r.read(r.log).includes("fg25-token"), "the token is never logged");
+  } finally {
+    await cleanup();
+    await r.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("TUI pane mode (MUXBRIDGE_PANE_SESSION): no bridge, nothing listened to; the view goes back to the child; Ctrl+C runs the TUI's own exit", async () => {
   const r = await rig();
   const t = fakeTui(undefined, options(r));

@@ -237,7 +237,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
       ...(lost ? { lost: { backend, record: pending } } : {}),
     };
   }
-  const { pane, pending } = spawned;
+  const { pane, pending, instance } = spawned;
   const { paneId } = pane;
   return {
     event: {
@@ -256,6 +256,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
         backend: backend.name,
         openedAt: openedAt(),
         token,
+        ...(instance ? { instance } : {}),
         status: recordStatus(view),
         ...programOf(deps.processes, pane.pid),
       },

@@ -79,6 +79,24 @@ export const PaneStatusSchema = z.strictObject({
 });
 
 /**
+ * The multiplexer instance a pane was opened on (`lib/backend/instance.ts`): a pane id means
+ * something only together with it.
+ *
+ * @internal
+ */
+export const InstanceSchema = z.strictObject({
+  address: z.string().min(1).max(1024).refine((v) => !hasUnsafeChars(v), "holds control characters")
+    .describe("Where it is reached: socket, listen address, session"),
+  pid: z.number().int().min(1).max(2 ** 22).optional().describe("Its server's pid"),
+  pidStart: z.string().regex(/^\d{1,20}$/).optional().describe("That pid's start stamp"),
+  startedAt: z.tuple([
+    z.number().int().min(0).max(2 ** 40),
+    z.number().int().min(0).max(2 ** 40),
+  ]).optional().describe("When its server started: earliest and latest second since the epoch"),
+  stamp: safeText(256).optional().describe("What else tells it from a later one (opaque)"),
+});
+
+/**
  * One owned pane, as recorded. Every field is checked: the pane id is safe to hand to a
  * multiplexer, the pid is one muxbridge could signal, the server an http(s) URL without
  * credentials. With `state: "pending"` it is a spawn in flight (written before the spawn runs,
@@ -115,6 +133,9 @@ export const PaneRecordSchema = z.strictObject({
   ),
   pidStart: z.string().regex(/^\d{1,20}$/).optional().describe(
     "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
+  ),
+  instance: InstanceSchema.optional().describe(
+    "The multiplexer instance the pane was opened on; absent in records written before muxbridge recorded instances, which are retired, never acted on",
   ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
   state: z.literal("pending").optional().describe(

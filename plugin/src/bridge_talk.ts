@@ -64,16 +64,26 @@ export interface TuiHello {
   directory: string;
   /** OpenCode's version (`ctx.app.version`); left out when the TUI does not say. */
   opencode?: string;
+  /** A token the TUI's server gave by pairing: the bridge and its panes use it as the password. */
+  token?: string;
 }
 
 /**
- * The `bridge.hello` line of an OpenCode 2.x TUI. It carries no credentials: the bridge finds
- * the password itself (`OPENCODE_PASSWORD` / `OPENCODE_SERVER_PASSWORD` in the environment it
- * inherits from the TUI, or the service's state file).
+ * The `bridge.hello` line of an OpenCode 2.x TUI. Its credentials, when there are any, are a
+ * token the TUI's own server handed out by pairing: the password never passes through the
+ * plugin. Without one the bridge finds the password itself (`OPENCODE_PASSWORD` /
+ * `OPENCODE_SERVER_PASSWORD` in the environment it inherits from the TUI, or the service's
+ * state file).
  */
 export function tuiHelloLine(h: TuiHello): string {
-  const { serverUrl, directory, opencode } = h;
-  const hello = { type: "bridge.hello", serverUrl, directory, ...(opencode ? { opencode } : {}) };
+  const { serverUrl, directory, opencode, token } = h;
+  const hello = {
+    type: "bridge.hello",
+    serverUrl,
+    directory,
+    ...(opencode ? { opencode } : {}),
+    ...(token ? { auth: { username: "opencode", password: token } } : {}),
+  };
   return `${JSON.stringify({ ...hello, scope: "tui" })}\n`;
 }
 

@@ -35,7 +35,7 @@ import { type Guard, guardWith, PLUGIN_VERSION } from "./values.ts";
 
 /** How often the TUI's route is read (also on every event), and readiness checked. */
 const TICK_MS = 250;
-/** The longest wait for `server.info()`. */
+/** The longest wait for `server.info()`, and for each step of pairing. */
 const INFO_TIMEOUT_MS = 10_000;
 /** What a session id looks like (muxbridge's own panes name one; anything else is ignored). */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -158,6 +158,8 @@ class TuiLink {
   #timer: ReturnType<typeof setInterval> | null = null;
   #unlisten: (() => void) | null = null;
   #serverUrl: string | null = null;
+  /** The token pairing gave (the bridge's and its panes' password), when pairing worked. */
+  #token: string | undefined;
   #view: string | null = null;
   readonly #queue: LineQueue;
 
@@ -235,15 +237,48 @@ class TuiLink {
       if (urls.length === 0) {
         return this.#off("the TUI's server has no URL: muxbridge is not started for this TUI");
       }
-      if (pid !== undefined && this.parentOf(pid) === process.pid) {
+      this.#token = await this.#pair(urls[0]);
+      if (this.#mode !== "waiting") return;
+      if (this.#token === undefined && pid !== undefined && this.parentOf(pid) === process.pid) {
         return this.#off(
           "this TUI runs its own private server (--standalone), whose password it keeps to " +
-            "itself: muxbridge is not started for this TUI (use the background service: plain " +
-            "`opencode`)",
+            "itself, and it could not pair: muxbridge is not started for this TUI (use the " +
+            "background service: plain `opencode`)",
         );
       }
       this.#serverUrl = urls[0];
       return this.#tick();
+    }
+  }
+
+  /**
+   * A credential for the bridge from the TUI's own server: a pairing code
+   * (`ctx.client.server.pair()`), redeemed at `<url>/auth/connect/<code>` for a token that works
+   * as the password (2.1.2, `docs/opencode.md`). So a TUI on its private `--standalone` server
+   * or on any `--server` gets panes too, and no state file is read. Undefined when the TUI
+   * cannot pair; the bridge then finds the password itself.
+   */
+  async #pair(url: string): Promise<string | undefined> {
+    try {
+      const code = await within(this.host.pair(), INFO_TIMEOUT_MS);
+      if (!code || !/^[A-Za-z0-9_.~-]{1,512}$/.test(code)) return undefined;
+      const res = await within(
+        fetch(`${url}/auth/connect/${encodeURIComponent(code)}`, {
+          headers: { accept: "application/json" },
+          redirect: "manual",
+        }),
+        INFO_TIMEOUT_MS,
+      );
+      if (!res.ok) {
+        await res.body?.cancel();
+        this.log.line(`pairing with the TUI's server answered ${res.status}; not paired`);
+        return undefined;
+      }
+      const token = (await res.json() as { token?: unknown })?.token;
+      return typeof token === "string" && /^[\x21-\x7e]{1,4096}$/.test(token) ? token : undefined;
+    } catch (err) {
+      this.log.line(`cannot pair with the TUI's server (${err}); the bridge finds its password`);
+      return undefined;
     }
   }
 
@@ -262,7 +297,12 @@ class TuiLink {
           `by ${s.recordedVersion}; run \`muxbridge install\` again`,
       );
     }
-    const hello = tuiHelloLine({ serverUrl, directory, opencode: this.host.version() });
+    const hello = tuiHelloLine({
+      serverUrl,
+      directory,
+      opencode: this.host.version(),
+      ...(this.#token ? { token: this.#token } : {}),
+    });
     let starts = 0;
     this.#bridge = new BridgeProcess({
       settings: s,

@@ -26,6 +26,12 @@ export interface TuiHost {
    * The server's URLs and pid (`ctx.client.server.info()`); rejects when it cannot be asked.
    */
   serverInfo(): Promise<{ urls: string[]; pid?: number }>;
+  /**
+   * A one-time pairing code of the TUI's server (`ctx.client.server.pair()`, 2.x: short-lived,
+   * single use; redeemed at `<url>/auth/connect/<code>` for a token that works as the password);
+   * undefined when the TUI cannot pair.
+   */
+  pair(): Promise<string | undefined>;
   /** What the TUI shows (`ctx.ui.router.current()`); undefined when it cannot tell. */
   route(): TuiRoute | undefined;
   /** Shows a session (`ctx.ui.router.navigate`); false when the TUI offers no router. */
@@ -89,6 +95,12 @@ export function tuiHost(ctx: unknown): TuiHost {
         : [];
       const pid = typeof got.pid === "number" && Number.isInteger(got.pid) ? got.pid : undefined;
       return { urls, ...(pid ? { pid } : {}) };
+    },
+    async pair() {
+      const pair = method(bag(c.client).server, "pair");
+      if (!pair) return undefined;
+      const raw = bag(await pair());
+      return text(raw.code) ?? text(bag(raw.data).code);
     },
     route() {
       const current = method(router(), "current");

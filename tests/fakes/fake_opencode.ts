@@ -29,6 +29,8 @@ export interface FakeOpencode {
   mode: FakeMode;
   /** Which OpenCode line it plays. @default 1 */
   line: 1 | 2;
+  /** 2.x: the non-builtin plugins `GET /api/plugin` lists. @default none */
+  plugins: Array<Record<string, unknown>>;
   /** The version `/global/health` reports (null: the field is left out). @default "1.18.33" */
   version: string | null;
   /** Sessions `GET /session/:id` knows; every other id is a 404 (unless `knowAll`). */
@@ -70,6 +72,7 @@ export function createFakeOpencode(): FakeOpencode {
   const fake: FakeOpencode = {
     mode: "up",
     line: 1,
+    plugins: [],
     version: "1.18.33",
     known: new Set(),
     knowAll: false,
@@ -165,6 +168,9 @@ function v2(fake: FakeOpencode, url: URL, auth: string | null): Response {
   }
   if (url.pathname === "/api/info") {
     return json({ version: fake.version ?? "2.1.2", pid: 4242, urls: [url.origin] });
+  }
+  if (url.pathname === "/api/plugin") {
+    return json({ location: { directory: "/" }, data: fake.plugins });
   }
   if (url.pathname === "/api/session/active") {
     const data: Record<string, unknown> = {};

@@ -102,6 +102,7 @@ export const bridgeCommand: Command = {
           processes: deps.processes,
           client: (url, credentials) => client(url, credentials),
           ...(grant ? { grant } : {}),
+          serviceAuth: (server) => serviceCredentialsFor(server, deps.env),
           callerPanes: callerPanes(deps),
           clock: deps.clock,
           log,

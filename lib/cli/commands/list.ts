@@ -96,7 +96,7 @@ function exampleOutput(): string[] {
   const row: ListRow = {
     sessionId: "ses_abc123",
     paneId: "%5",
-    backend: "tmux",
+    backend: "example", // not shown in the table
     title: "review",
     openedAt: "2026-08-30T12:00:00.000Z",
     owner: "6995:227182",

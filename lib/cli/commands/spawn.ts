@@ -120,7 +120,7 @@ export const spawnCommand: Command = {
       await backend.dispose?.();
       throw spawned.error;
     }
-    const { pane, pending } = spawned;
+    const { pane, pending, instance } = spawned;
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
     store.put({
@@ -135,6 +135,9 @@ export const spawnCommand: Command = {
       ...(ready.line.id === 1 ? {} : { opencode: ready.line.id }),
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
       ...(pidStart !== undefined ? { pidStart } : {}),
+      // What a later close or cleanup proves the pane by (lib/session/pane_proof.ts).
+      token: pending.token,
+      ...(instance ? { instance } : {}),
     });
     store.remove(backend.name, pending.paneId);
     await backend.dispose?.();
