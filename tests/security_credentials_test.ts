@@ -255,6 +255,7 @@ Deno.test("bridge.hello cannot name a program, a file, a socket or a session; ot
     });
     const forbidden: Array<[string, Record<string, unknown>]> = [
       ["opencode_bin", { opencode_bin: `${dir}/evil` }],
+      ["attention_command", { attention_command: [`${dir}/evil`] }],
       ["tmux.bin", { tmux: { bin: `${dir}/evil` } }],
       ["kitty.bin", { kitty: { bin: `${dir}/evil` } }],
       ["herdr.bin", { herdr: { bin: `${dir}/evil` } }],

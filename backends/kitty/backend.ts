@@ -19,7 +19,7 @@ import { USER_VARS_VERSION } from "./_parse.ts";
 import { kittyDoctor, probeKitty } from "./_probe.ts";
 import { createProgramState } from "./_program.ts";
 import { openWindow } from "./_spawn.ts";
-import { titleWindow } from "./_title.ts";
+import { focusWindow, titleWindow } from "./_title.ts";
 import { KITTY_CAPABILITIES, KITTY_OWNERSHIP, type KittyConfig } from "./_traits.ts";
 import { inspectWindow, kittyInstance, ownedWindows, spawnedWindows } from "./_windows.ts";
 
@@ -76,6 +76,7 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     interrupt: (paneId, signal) => interruptWindow(kitty, paneId, signal),
     kill: (paneId, signal) => closeWindow(ctx, paneId, signal),
     setTitle: (paneId, title, signal) => titleWindow(kitty, paneId, title, signal),
+    focus: (paneId, signal) => focusWindow(kitty, paneId, signal),
     applyLayout: (req, signal) => arrangeTab(ctx, req, signal),
     doctor: (signal) => kittyDoctor(ctx, signal),
   };

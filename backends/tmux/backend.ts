@@ -18,7 +18,7 @@ import { serverInstance } from "./_identity.ts";
 import { inspectPane, ownedPanes, spawnedPanes } from "./_panes.ts";
 import { probeTmux, tmuxDoctor } from "./_probe.ts";
 import { spawnPane } from "./_spawn.ts";
-import { showStatus, titlePane } from "./_title.ts";
+import { focusPane, showStatus, titlePane } from "./_title.ts";
 import { TMUX_CAPABILITIES, TMUX_OWNERSHIP, type TmuxConfig } from "./_traits.ts";
 
 /**
@@ -68,6 +68,7 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
     kill: (paneId, signal) => killPane(ctx, paneId, signal),
     setTitle: (paneId, title, signal) => titlePane(tmux, paneId, title, signal),
     setStatus: (paneId, status, signal) => showStatus(tmux, paneId, status, signal),
+    focus: (paneId, signal) => focusPane(tmux, paneId, signal),
     applyLayout: (req, signal) => arrangePanes(ctx, req, signal),
     doctor: (signal) => tmuxDoctor(ctx, signal),
   };

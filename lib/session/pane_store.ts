@@ -48,7 +48,15 @@ const safeText = (max: number) =>
   z.string().max(max).refine((v) => !hasUnsafeChars(v), "holds control or format characters");
 
 /** The live states a record may show. */
-export const PANE_STATES = ["unknown", "busy", "retry", "idle", "error", "failed"] as const;
+export const PANE_STATES = [
+  "unknown",
+  "busy",
+  "retry",
+  "idle",
+  "error",
+  "waiting",
+  "failed",
+] as const;
 
 /**
  * The child's live state in a pane's record (written at most once a second per pane, with the
@@ -61,6 +69,9 @@ export const PaneStatusSchema = z.strictObject({
   since: z.iso.datetime().describe("When the child entered this state"),
   attempt: z.number().int().min(0).max(1_000_000).optional().describe(
     "For retry: the attempt (0: not known)",
+  ),
+  waitingFor: z.enum(["permission", "question"]).optional().describe(
+    "For waiting: what the child asks the user for",
   ),
   exitCode: z.number().int().min(1).max(255).optional().describe(
     "For failed: the exit code of the pane's program",

@@ -2,7 +2,8 @@
  * A fake OpenCode server, either line: the three routes muxbridge calls, shaped like the real
  * server's answers. 1.x (`/global/health`, `/session/status`, `/session/:id`): idle sessions are
  * absent from the status map, a deleted session is a 404 with a NotFoundError body, retry is
- * `{type:"retry",…}`. 2.x (`/api/info`, `/api/session/active`, `/api/session/{id}`, Basic auth on
+ * `{type:"retry",…}`; when a test sets them, the lists of pending requests `/permission` and
+ * `/question` (bare arrays of the asked events' `properties`, as on 1.18.33). 2.x (`/api/info`, `/api/session/active`, `/api/session/{id}`, Basic auth on
  * `/api/*` only): the active map lists running sessions as `{type:"running"}`, every other path
  * answers the web UI's page (`docs/opencode.md`). A test flips it between up,
  * down (connection refused), hanging (accepted, never answered: the server before its listening
@@ -40,6 +41,11 @@ export interface FakeOpencode {
   removed: Set<string>;
   /** Busy or retrying sessions (`/session/status`); everything else is absent (idle). */
   status: Map<string, "busy" | "retry">;
+  /**
+   * The pending permission requests and questions (`GET /permission`, `GET /question`), as
+   * OpenCode lists them; null: the route answers 404. @default null
+   */
+  pending: { permission: unknown[]; question: unknown[] } | null;
   /** When set, only these credentials are accepted (else 401). */
   password: string | null;
   /** Requests so far: `GET <path+query>`. */
@@ -72,6 +78,7 @@ export function createFakeOpencode(): FakeOpencode {
     knowAll: false,
     removed: new Set(),
     status: new Map(),
+    pending: null,
     password: null,
     requests: [],
     authorizations: [],
@@ -118,6 +125,11 @@ export function createFakeOpencode(): FakeOpencode {
             : { type: "retry", attempt: 1, message: "mock failure 500", next: 0 };
         }
         return Promise.resolve(json(map));
+      }
+      if ((url.pathname === "/permission" || url.pathname === "/question") && fake.pending) {
+        return Promise.resolve(
+          json(fake.pending[url.pathname === "/permission" ? "permission" : "question"]),
+        );
       }
       const m = /^\/session\/([^/]+)$/.exec(url.pathname);
       if (m) {

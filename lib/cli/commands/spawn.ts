@@ -9,7 +9,7 @@ import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { cleanTitle } from "../../sys/validate.ts";
 import { spawnRecorded } from "../../session/lost_spawns.ts";
-import { holdArgv } from "../../session/pane_program.ts";
+import { attachingLine, holdArgv } from "../../session/pane_program.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore, serverClient } from "./_context.ts";
@@ -94,6 +94,7 @@ export const spawnCommand: Command = {
       argv: holdArgv(program.argv, {
         holdMs: config.failed_pane_hold_ms,
         ownsTitle: backend.capabilities.title,
+        banner: attachingLine(title, sessionId, server.url),
       }),
       cwd: dir,
       env: program.env,
