@@ -31,6 +31,7 @@ import {
   V1_ATTENTION,
 } from "../opencode/v1/events.ts";
 import {
+  V2_ATTENTION,
   V2SessionCreatedSchema,
   V2SessionEventSchema,
   V2SessionRenamedSchema,
@@ -286,6 +287,7 @@ export function protocolJsonSchema(): Record<string, unknown> {
       SessionIdleEventSchema,
       SessionErrorEventSchema,
       ...attentionEventSchemas(V1_ATTENTION),
+      ...attentionEventSchemas(V2_ATTENTION),
       V2SessionCreatedSchema,
       V2SessionRenamedSchema,
       V2SessionEventSchema,

@@ -169,6 +169,13 @@ function v2(fake: FakeOpencode, url: URL, auth: string | null): Response {
   if (url.pathname === "/api/info") {
     return json({ version: fake.version ?? "2.1.2", pid: 4242, urls: [url.origin] });
   }
+  if (
+    (url.pathname === "/api/permission/request" || url.pathname === "/api/form") && fake.pending
+  ) {
+    const directory = url.searchParams.get("location[directory]") ?? "/";
+    const list = fake.pending[url.pathname === "/api/form" ? "question" : "permission"];
+    return json({ location: { directory }, data: list });
+  }
   if (url.pathname === "/api/plugin") {
     return json({ location: { directory: "/" }, data: fake.plugins });
   }
