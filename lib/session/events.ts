@@ -19,7 +19,15 @@ export type {
 export { ATTENTION_KINDS, REQUEST_ID } from "../opencode/events.ts";
 
 /** Why a pane closed. */
-export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;
+export const CLOSE_REASONS = [
+  "idle",
+  "deleted",
+  "shutdown",
+  "orphan",
+  "gone",
+  "failed",
+  "restart",
+] as const;
 
 /** A close reason. */
 export type CloseReason = typeof CLOSE_REASONS[number];

@@ -62,7 +62,7 @@ export class SessionLoop {
   readonly #sessions = new Map<SessionId, Session>();
   readonly #effects: EffectRunner;
   readonly #poller: StatusPoller<SessionId> | null = null;
-  #client: { key: string; client: OpencodeClient } | null = null;
+  #client: { key: string; url: string; password: string; client: OpencodeClient } | null = null;
   /** The sessions this bridge's TUI showed (`scope: "tui"`: their children are this bridge's). */
   readonly #views = new Views();
   /** Server versions already read, by server URL. */
@@ -488,7 +488,20 @@ export class SessionLoop {
       auth?.password ?? ""
     }`;
     if (this.#client?.key !== key) {
-      this.#client = { key, client: this.#deps.server(serverUrl, auth, this.#ctx.line) };
+      const before = this.#client;
+      this.#client = {
+        key,
+        url: serverUrl,
+        password: auth?.password ?? "",
+        client: this.#deps.server(serverUrl, auth, this.#ctx.line),
+      };
+      // The same server with another password: the panes' programs hold the old one.
+      if (before && before.url === serverUrl && before.password !== (auth?.password ?? "")) {
+        this.#deps.log.info(`the credentials for ${serverUrl} changed: its panes are restarted`);
+        queueMicrotask(() => {
+          for (const s of this.#all()) if (s.pane) this.#feed(s.record.id, { type: "stale" });
+        });
+      }
     }
     return this.#client.client;
   }

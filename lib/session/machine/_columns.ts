@@ -97,10 +97,12 @@ export function charColumns(char: string): number {
 }
 
 /**
- * A text cut to at most `max` columns, whole characters only.
+ * A text cut to at most `max` columns and at most `max` characters (code points), whole
+ * characters only: a wide character takes two columns, and characters that take none (combining
+ * marks, of which a hostile title can hold any number) still count as characters.
  *
  * @param text The text.
- * @param max The most columns.
+ * @param max The most columns, and the most characters.
  * @returns The text, or its longest prefix that fits.
  *
  * @example
@@ -112,10 +114,11 @@ export function charColumns(char: string): number {
  */
 export function fitColumns(text: string, max: number): string {
   let used = 0;
+  let chars = 0;
   let out = "";
   for (const char of text) {
     used += charColumns(char);
-    if (used > max) break;
+    if (used > max || ++chars > max) break;
     out += char;
   }
   return out;

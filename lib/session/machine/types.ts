@@ -259,7 +259,13 @@ export type MachineEvent =
   | { readonly type: "admitted" }
   /** A queued child's place in the queue (1: next). */
   | { readonly type: "waiting"; readonly position: number }
-  | { readonly type: "shutdown"; readonly closePanes: boolean };
+  | { readonly type: "shutdown"; readonly closePanes: boolean }
+  /**
+   * The pane's program holds credentials the server no longer takes (the server's password
+   * changed: an OpenCode 2.x service restarted with a new one): close it, and open it again
+   * with the new ones while the child is busy.
+   */
+  | { readonly type: "stale" };
 
 /**
  * What the loop must do; every effect concerns the record's own session. Each is one piece of
