@@ -3,7 +3,8 @@
  * front door (at most 350 lines); its OpenCode table names the versions the suite pins and the
  * ranges the code accepts; its troubleshooting table has one row per reason a child can get no
  * pane; its `list` sample is the one `list --help` prints; its test command is the one CI runs;
- * every config example of the README and the config pages is a config muxbridge accepts.
+ * every config example of the README and the config pages is a config muxbridge accepts; the
+ * protocol page names every reason a pane closes.
  */
 
 import assert from "node:assert/strict";
@@ -12,7 +13,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { listCommand } from "../../lib/cli/commands/list.ts";
 import { V1 } from "../../lib/opencode/v1/line.ts";
 import { V2 } from "../../lib/opencode/v2/line.ts";
-import { SKIP_REASONS } from "../../lib/session/events.ts";
+import { CLOSE_REASONS, SKIP_REASONS } from "../../lib/session/events.ts";
 import { resolveConfig } from "../helpers/config.ts";
 import { code, codeBlocks, doc, readme, section, table } from "./_readme.ts";
 
@@ -92,4 +93,10 @@ Deno.test("every config example of the README and the config pages is a config m
     }
   }
   assert.ok(checked >= 3, `the examples were read (${checked})`);
+});
+
+Deno.test("docs/protocol.md names every reason a pane closes", () => {
+  const out = /`pane\.closed` \(([^)]*)\)/.exec(doc("docs/protocol.md"))?.[1] ?? "";
+  const named = [...out.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+  assert.deepEqual(named.sort(), [...CLOSE_REASONS].sort(), out);
 });
