@@ -4,13 +4,16 @@
  * ranges the code accepts; its troubleshooting table has one row per reason a child can get no
  * pane; its `list` sample is the one `list --help` prints; its test command is the one CI runs;
  * every config example of the README and the config pages is a config muxbridge accepts; the
- * protocol page names every reason a pane closes.
+ * protocol page names every reason a pane closes; the security page names exactly the keys a
+ * `bridge.hello` cannot set.
  */
 
 import assert from "node:assert/strict";
 import opencode2Tools from "../../tools/opencode2/package.json" with { type: "json" };
 import packageJson from "../../package.json" with { type: "json" };
+import { BACKENDS } from "../../backends/mod.ts";
 import { listCommand } from "../../lib/cli/commands/list.ts";
+import { HELLO_FORBIDDEN } from "../../lib/config/hello_forbidden.ts";
 import { V1 } from "../../lib/opencode/v1/line.ts";
 import { V2 } from "../../lib/opencode/v2/line.ts";
 import { CLOSE_REASONS, SKIP_REASONS } from "../../lib/session/events.ts";
@@ -99,4 +102,17 @@ Deno.test("docs/protocol.md names every reason a pane closes", () => {
   const out = /`pane\.closed` \(([^)]*)\)/.exec(doc("docs/protocol.md"))?.[1] ?? "";
   const named = [...out.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
   assert.deepEqual(named.sort(), [...CLOSE_REASONS].sort(), out);
+});
+
+Deno.test("docs/security.md names exactly the keys a bridge.hello cannot set", () => {
+  const text = section(doc("docs/security.md"), "What muxbridge trusts").replace(/\s+/g, " ");
+  const list = /cannot set a key that names (.*?): such a hello/.exec(text)?.[1] ?? "";
+  const named = new Set([...list.matchAll(/`([^`]+)`/g)].map((m) => m[1]));
+  const expected = new Set([...Object.keys(HELLO_FORBIDDEN), "<backend>.bin"]);
+  for (const b of BACKENDS) {
+    for (const key of Object.keys(b.config?.external ?? {})) {
+      if (key !== "bin") expected.add(`${b.name}.${key}`);
+    }
+  }
+  assert.deepEqual([...named].sort(), [...expected].sort(), list);
 });
