@@ -24,6 +24,7 @@ import { opencodeBin, startOpencodeServer } from "./helpers/opencode_server.ts";
 import { isType as is, realLife, runCli } from "./helpers/real_life.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 import { writeStandIn } from "./helpers/stand_in.ts";
+import { until } from "./helpers/until.ts";
 
 const clock = createRealClock();
 const POLL_MS = 500;
@@ -216,12 +217,19 @@ Deno.test({
       await bridge.send(events.created(X, "Map the code (@explore subagent)", P, life.dir));
       await bridge.send(events.created(A, "first", P, life.dir));
       await bridge.send(events.created(B, "second", P, life.dir));
-      for (const id of [X, A, B]) await bridge.send(events.status(id, "busy"));
+      // The server says what the events say: the bridge's status polls read it too, and a
+      // poll that contradicted the events (this fake answers idle for any session not marked
+      // busy) would make B idle as soon as one came.
+      for (const id of [X, A, B]) {
+        oc.fake.busy(id);
+        await bridge.send(events.status(id, "busy"));
+      }
       const excluded = await bridge.waitFor(is("pane.skipped", X), 30_000);
       assert.equal(excluded.reason, "excluded");
       const queued = await bridge.waitFor(is("pane.skipped", B), 30_000);
       assert.deepEqual([queued.reason, queued.position], ["max_panes", 1]);
       const a = await bridge.waitFor(is("pane.opened", A), 30_000);
+      oc.fake.idle(A);
       await bridge.send(events.status(A, "idle"));
       await bridge.send(events.idle(A));
       await bridge.waitFor(is("pane.closed", A, "idle"), 30_000);
@@ -231,6 +239,14 @@ Deno.test({
       assert.deepEqual(live, [B], "the anchor has no mark; only B's pane is open");
       assert.notEqual(a.paneId, b.paneId);
       assert.ok(!bridge.lines.some(is("pane.opened", X)), "the excluded child never got a pane");
+      // The bridge polls the server's status map: let two polls come and go while B is open,
+      // so what `list` shows is what the server says (as on a loaded machine, where `list`
+      // starts after many polls), not what a quick `list` catches before the first.
+      const polls = () => oc.fake.requests.filter((r) => r.startsWith("GET /session/status"));
+      const before = polls().length;
+      await until("two status polls while B's pane is open", () => polls().length >= before + 2, {
+        ms: 60_000,
+      });
       // `list` reads the state the bridge recorded for the open pane.
       const listed = await runCli(["list", "--json"], life.env);
       assert.equal(listed.code, 0, listed.stderr);
