@@ -603,3 +603,31 @@ fakeTest(
     }
   },
 );
+
+Deno.test("zellij findSpawned() finds the pane whose command carries the token, not one whose command carries it followed by more hex", async () => {
+  const token = "0123456789abcdef0123456789abcdef";
+  const pane = (id: number, command: string | null) => ({
+    id,
+    is_plugin: false,
+    is_focused: false,
+    title: "t",
+    exited: false,
+    is_held: false,
+    tab_id: 0,
+    terminal_command: command,
+  });
+  const attach = "opencode attach http://127.0.0.1:4096 --session ses_x";
+  const run = createFakeRunner()
+    .on(["zellij", "--version"], { stdout: "zellij 0.44.1\n" })
+    .on(LIST, {
+      stdout: JSON.stringify([
+        pane(0, null),
+        pane(5, `/bin/sh -c exec "$@" muxbridge-spawn=${token} ${attach}`),
+        // Another spawn's token that begins with this one's (a token is fixed-length hex).
+        pane(6, `/bin/sh -c exec "$@" muxbridge-spawn=${token}0 ${attach}`),
+        pane(7, `/bin/sh -c exec "$@" muxbridge-spawn=${"f".repeat(32)} ${attach}`),
+      ]),
+    });
+  const backend = createZellijBackend(deps(run));
+  assert.deepEqual((await backend.findSpawned(token)).map((p) => p.paneId), ["terminal_5"]);
+});
