@@ -160,31 +160,35 @@ Deno.test("MuxbridgePlugin takes over a lock a dead process with the same pid le
   }
 });
 
-Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can write to, and still runs its bridge", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-shared-state-" });
-  const shared = `${dir}/state`;
-  await Deno.mkdir(shared);
-  await Deno.chmod(shared, 0o777); // another user could plant or remove locks here
-  let hooks;
-  const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
-  try {
-    hooks = await MuxbridgePlugin(pluginInput(dir), {
-      bin: await fakeBridge(dir),
-      log: `${dir}/bridge.log`,
-    });
-  } finally {
-    restore();
-  }
-  try {
-    await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
-    assert.match(
-      read(`${dir}/bridge.log`),
-      /cannot lock the process \(.*\/state: other users can write to it\); going on/,
-    );
-    assert.deepEqual([...Deno.readDirSync(shared)], [], "nothing was created in it");
-  } finally {
-    await hooks?.dispose?.();
-    await Deno.remove(dir, { recursive: true });
+Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can write to (the group included), and still runs its bridge", async () => {
+  // Group-writable counts: anyone in the group could plant or remove locks there too.
+  for (const mode of [0o777, 0o775, 0o770]) {
+    const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-shared-state-" });
+    const shared = `${dir}/state`;
+    await Deno.mkdir(shared);
+    await Deno.chmod(shared, mode);
+    let hooks;
+    const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
+    try {
+      hooks = await MuxbridgePlugin(pluginInput(dir), {
+        bin: await fakeBridge(dir),
+        log: `${dir}/bridge.log`,
+      });
+    } finally {
+      restore();
+    }
+    try {
+      await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
+      assert.match(
+        read(`${dir}/bridge.log`),
+        /cannot lock the process \(.*\/state: other users can write to it\); going on/,
+        mode.toString(8),
+      );
+      assert.deepEqual([...Deno.readDirSync(shared)], [], `nothing was created in it (${mode})`);
+    } finally {
+      await hooks?.dispose?.();
+      await Deno.remove(dir, { recursive: true });
+    }
   }
 });
 
