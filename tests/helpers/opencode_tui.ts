@@ -194,7 +194,7 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
       await waitUntil(
         "the TUI's prompt box",
         async () => /Ask anything/.test(await screen()),
-        60_000,
+        180_000,
         screen,
       );
       return {
@@ -206,7 +206,7 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
           await waitUntil(
             "the typed prompt",
             async () => (await screen()).includes(TASK_TRIGGER),
-            10_000,
+            60_000,
             screen,
           );
           await t.tmux(["send-keys", "-t", pane, "Enter"]);
