@@ -7,7 +7,7 @@
  */
 
 import { BUN_JIT_POLICY, compileArgv } from "../scripts/build_release.ts";
-import { DENO, pause, ROOT, sampleProc } from "./_harness.ts";
+import { pause, ROOT, sampleProc } from "./_harness.ts";
 
 /**
  * Starts a program with piped stdin and stdout and returns once it has printed its first stdout
@@ -88,12 +88,11 @@ export async function compileBun(
   options: { jitPolicy?: boolean } = {},
 ): Promise<string> {
   const argv = compileArgv({
-    tool: "bun",
     target: null,
     host: null,
     entry,
     output,
-    bins: { deno: DENO, bun: `${ROOT}node_modules/.bin/bun` },
+    bun: `${ROOT}node_modules/.bin/bun`,
   }).filter((a) => options.jitPolicy !== false || a !== BUN_JIT_POLICY);
   const out = await new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null" }).output();
   if (!out.success) {

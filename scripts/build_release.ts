@@ -1,20 +1,37 @@
 /**
- * Builds muxbridge's single-file binaries and their checksum file.
+ * Builds muxbridge's binaries with Bun, the one compiler the tests run, and packs a release:
+ * one `.tar.xz` archive per target, the installer with its repository written in, and the
+ * `SHA256SUMS` file that lists them.
  *
- * Two compilers, one source tree:
- * - `deno compile` (the release path, used by `.github/workflows/release.yml`). It downloads
- *   its runtime (`denort`) for each target on first use, so it needs network; our CI machines
- *   have none (it fails with a DNS error).
- * - `bun build --compile` (the offline path, verified here). The host target ships inside the
- *   npm package `bun`; other targets come from the npm registry.
+ * Bun is the only compiler so that a release ships the build the suite ran: `deno task
+ * test:binary` builds this machine's binary through `--host` below (the same
+ * {@linkcode compileArgv}), and the release workflow runs its end-to-end suites against the
+ * binary unpacked from the linux-x64 archive this script wrote. (`deno compile` was dropped: it
+ * downloads its runtime for each target, which no machine of ours could, so its binaries were
+ * never run before being shipped.)
  *
  * Usage:
  * ```sh
- * deno run -A scripts/build_release.ts --tool deno|bun [--host] [--target NAME]… [--out DIR] [--tag vX.Y.Z]
+ * # This machine's binary only, into DIR/muxbridge (default dist/); `deno task build:bun`.
+ * deno run -A scripts/build_release.ts --host [--out DIR]
+ * # A release; `deno task release`. Each target (default: all five; `host` = this machine's)
+ * # is built into DIR/bin/<target>/muxbridge[.exe] and packed into
+ * # DIR/release/muxbridge-<target>.tar.xz, listed in DIR/release/SHA256SUMS.
+ * deno run -A scripts/build_release.ts [--target NAME|host]... [--out DIR] [--tag vX.Y.Z]
+ *   [--repo OWNER/NAME] [--skip-build] [--readme]
  * ```
- * `--host` builds only the host target into `dist/muxbridge` (no checksum file); otherwise every
- * target (or those named) goes to `dist/release/muxbridge-<os>-<arch>[.exe]` with `SHA256SUMS`.
- * `--tag` refuses to build when the tag is not `v` + the version in `deno.json`.
+ * - `--tag` refuses to build when the tag is not `v` + the version in `deno.json`.
+ * - `--repo` adds `install.sh` with that GitHub repository as its default (and to SHA256SUMS).
+ * - `--skip-build` packs the binaries already in DIR/bin (a re-pack; the tests pack a stand-in).
+ * - `--readme` rewrites README.md's `release-sizes` block (with `--target host` alone).
+ *
+ * This machine's target is built offline (Bun's runtime ships in the npm package `bun`); any
+ * other target makes Bun fetch `@oven/bun-<os>-<arch>` from the npm registry once. Packing
+ * needs GNU tar and xz. Every archive holds one file, the binary, owned by 0:0, mode 0755,
+ * dated from `SOURCE_DATE_EPOCH` or else the last commit, so a rebuild of the same commit packs
+ * the same bytes around the same binary. The binary built for this machine must print
+ * `muxbridge <version>`, both as built and as unpacked from its archive; the linux-x64 archive
+ * must stay within {@linkcode MAX_ARCHIVE_BYTES}.
  *
  * @module
  */
@@ -24,26 +41,25 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import denoConfig from "../deno.json" with { type: "json" };
-import { createRunner } from "../lib/sys/exec.ts";
-
-/** A compiler that builds the binary. */
-export type Tool = "deno" | "bun";
+import { createRunner, type Runner } from "../lib/sys/exec.ts";
+import { writeReadmeBlock } from "./_readme_blocks.ts";
 
 /** One release target. */
 export interface Target {
-  /** The asset's short name, `<os>-<arch>`, as `scripts/install.sh` derives it from `uname`. */
+  /** `<os>-<arch>`, as `scripts/install.sh` derives it from `uname`. */
   name: string;
-  /** `deno compile --target` value (a Rust target triple). */
-  deno: string;
   /** `bun build --compile --target` value. */
   bun: string;
   /** File-name suffix of the executable. */
@@ -52,27 +68,27 @@ export interface Target {
 
 /** The five release targets. */
 export const TARGETS: readonly Target[] = [
-  { name: "linux-x64", deno: "x86_64-unknown-linux-gnu", bun: "bun-linux-x64", suffix: "" },
-  { name: "linux-arm64", deno: "aarch64-unknown-linux-gnu", bun: "bun-linux-arm64", suffix: "" },
-  { name: "darwin-x64", deno: "x86_64-apple-darwin", bun: "bun-darwin-x64", suffix: "" },
-  { name: "darwin-arm64", deno: "aarch64-apple-darwin", bun: "bun-darwin-arm64", suffix: "" },
-  {
-    name: "windows-x64",
-    deno: "x86_64-pc-windows-msvc",
-    bun: "bun-windows-x64",
-    suffix: ".exe",
-  },
+  { name: "linux-x64", bun: "bun-linux-x64", suffix: "" },
+  { name: "linux-arm64", bun: "bun-linux-arm64", suffix: "" },
+  { name: "darwin-x64", bun: "bun-darwin-x64", suffix: "" },
+  { name: "darwin-arm64", bun: "bun-darwin-arm64", suffix: "" },
+  { name: "windows-x64", bun: "bun-windows-x64", suffix: ".exe" },
 ];
 
 /**
- * The permissions the compiled binary runs with: it runs multiplexer and OpenCode binaries
- * (found on PATH, `HERDR_BIN_PATH` or config), reads env and config, writes its state directory,
- * calls the OpenCode server, and reads the OS's process table. Nothing can prompt (stdin is the
- * bridge's pipe), so everything is granted up front, and it has to be `--allow-all`: Deno 2.9
- * refuses `/proc/<pid>/stat` of another process to anything less ("Requires all access"), and
- * without it a zombie pane program looks alive. Same as the `start` task.
+ * The largest linux-x64 archive a release may ship (issue 24: a download of at most 45 MB).
+ * With xz's default preset the archive was about 40 MB (README, "Building and releasing").
  */
-export const DENO_PERMISSIONS: readonly string[] = ["--allow-all"];
+export const MAX_ARCHIVE_BYTES = 45e6;
+
+/** The xz settings of every archive: the default preset, as many threads as there are CPUs. */
+export const XZ_FLAGS: readonly string[] = ["-6", "--threads=0"];
+
+/**
+ * The command that measures this machine's archive and writes README.md's `release-sizes`
+ * block (its marker names it; `tests/docs/readme_numbers_test.ts` checks it is this script's).
+ */
+export const README_COMMAND = "./node_modules/.bin/deno task release --target host --readme";
 
 /**
  * Bun's JSC bytecode (`--bytecode`; ESM needs `--format=esm`) trades ~3 MB for a faster start
@@ -95,15 +111,18 @@ export const BUN_HOST_FLAGS: readonly string[] = ["--bytecode", "--format=esm"];
  */
 export const BUN_JIT_POLICY = "--compile-jit-policy=100";
 
-/** The release asset's file name for a target. */
-export function assetName(target: Target): string {
-  return `muxbridge-${target.name}${target.suffix}`;
+/** The executable's file name for a target: `muxbridge` or `muxbridge.exe`. */
+export function binaryName(target: Target): string {
+  return `muxbridge${target.suffix}`;
+}
+
+/** The release archive's file name for a target: `muxbridge-<os>-<arch>.tar.xz`. */
+export function archiveName(target: Target): string {
+  return `muxbridge-${target.name}.tar.xz`;
 }
 
 /** What {@linkcode compileArgv} builds. */
 export interface CompileJob {
-  /** The compiler. */
-  tool: Tool;
   /** The target, or `null` for the host. */
   target: Target | null;
   /** The host's target (Bun adds bytecode only when building for it). */
@@ -112,31 +131,20 @@ export interface CompileJob {
   entry: string;
   /** The binary to write. */
   output: string;
-  /** The `deno` and `bun` executables. */
-  bins: { deno: string; bun: string };
+  /** The `bun` executable. */
+  bun: string;
 }
 
 /**
- * The argv that compiles a job.
+ * The argv that compiles a job with `bun build --compile`.
  *
- * @param job What to build, for where, with what.
+ * @param job What to build, for where.
  * @returns The argv, program first.
  */
 export function compileArgv(job: CompileJob): string[] {
-  const { tool, target, host, entry, output, bins } = job;
-  if (tool === "deno") {
-    return [
-      bins.deno,
-      "compile",
-      ...DENO_PERMISSIONS,
-      ...(target ? ["--target", target.deno] : []),
-      "--output",
-      output,
-      entry,
-    ];
-  }
+  const { target, host, entry, output, bun } = job;
   return [
-    bins.bun,
+    bun,
     "build",
     "--compile",
     BUN_JIT_POLICY,
@@ -149,6 +157,53 @@ export function compileArgv(job: CompileJob): string[] {
 }
 
 /**
+ * The GNU tar argv that packs one file, with fixed owner, mode and date (uncompressed: xz runs
+ * next, see {@linkcode xzArgv}).
+ *
+ * @param dir The directory holding the file.
+ * @param member The file's name, as the archive stores it.
+ * @param output The `.tar` to write.
+ * @param mtime The date stored for the file, in seconds since the epoch.
+ * @returns The argv.
+ */
+export function tarArgv(dir: string, member: string, output: string, mtime: number): string[] {
+  return [
+    "tar",
+    "--create",
+    "--format=ustar",
+    `--file=${output}`,
+    `--directory=${dir}`,
+    "--owner=0",
+    "--group=0",
+    "--numeric-owner",
+    "--mode=u=rwx,go=rx",
+    `--mtime=@${mtime}`,
+    "--",
+    member,
+  ];
+}
+
+/**
+ * The xz argv that compresses a `.tar` into `<file>.xz` in place (the `.tar` goes).
+ *
+ * @param tarFile The archive to compress.
+ * @returns The argv.
+ */
+export function xzArgv(tarFile: string): string[] {
+  return ["xz", "--compress", "--force", ...XZ_FLAGS, "--", tarFile];
+}
+
+/**
+ * The SHA-256 of some bytes, in hex.
+ *
+ * @param bytes The content.
+ * @returns 64 hex digits.
+ */
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
  * The SHA256SUMS text for some files, in the format `sha256sum -c` and `shasum -a 256 -c` read:
  * one `<hex>  <name>` line per file, sorted by name.
  *
@@ -156,10 +211,26 @@ export function compileArgv(job: CompileJob): string[] {
  * @returns The file's text.
  */
 export function sha256sums(files: ReadonlyMap<string, Uint8Array>): string {
-  return [...files.keys()].sort().map((name) => {
-    const hex = createHash("sha256").update(files.get(name)!).digest("hex");
-    return `${hex}  ${name}\n`;
-  }).join("");
+  return [...files.keys()].sort().map((name) => `${sha256Hex(files.get(name)!)}  ${name}\n`)
+    .join("");
+}
+
+/**
+ * The installer as a release attaches it: `scripts/install.sh` with `repo` as its default
+ * repository (its `DEFAULT_REPO=""` line filled in).
+ *
+ * @param source The text of `scripts/install.sh`.
+ * @param repo `owner/name` on GitHub.
+ * @returns The installer's text.
+ * @throws {RangeError} When `repo` is not `owner/name`, or the source lacks the line.
+ */
+export function installerFor(source: string, repo: string): string {
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/.test(repo)) {
+    throw new RangeError(`Cannot use repository "${repo}": expected owner/name`);
+  }
+  const line = /^DEFAULT_REPO=""$/m;
+  if (!line.test(source)) throw new RangeError('Cannot find the line DEFAULT_REPO="" to fill in');
+  return source.replace(line, `DEFAULT_REPO="${repo}"`);
 }
 
 /**
@@ -173,125 +244,277 @@ export function hostTarget(): Target | null {
   return TARGETS.find((t) => t.name === `${os}-${arch}`) ?? null;
 }
 
-const USAGE =
-  "Usage: build_release.ts --tool deno|bun [--host] [--target NAME]... [--out DIR] [--tag vX.Y.Z]";
+const USAGE = "Usage: build_release.ts --host [--out DIR]\n" +
+  "       build_release.ts [--target NAME|host]... [--out DIR] [--tag vX.Y.Z] [--repo OWNER/NAME]" +
+  " [--skip-build] [--readme]";
+
+const say = (text: string) => process.stderr.write(`build_release: ${text}\n`);
+
+/** A size in MB with one decimal, as the README prints it. */
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** Runs a step; on failure prints what it printed and returns false. */
+async function step(run: Runner, argv: string[], timeoutMs: number, cwd?: string) {
+  say(argv.join(" "));
+  const r = await run(argv, { timeoutMs, ...(cwd ? { cwd } : {}) }).catch((err) => ({
+    code: -1,
+    stdout: "",
+    stderr: String(err),
+  }));
+  if (r.code !== 0) process.stderr.write(r.stdout + r.stderr);
+  return r.code === 0 ? r : null;
+}
+
+/** The date stored in archives: SOURCE_DATE_EPOCH, else the last commit's, else now. */
+async function archiveDate(run: Runner, root: string): Promise<number> {
+  const fromEnv = process.env.SOURCE_DATE_EPOCH;
+  if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Number(fromEnv);
+  const r = await run(["git", "log", "-1", "--format=%ct"], { timeoutMs: 30_000, cwd: root })
+    .catch(() => null);
+  const commit = r?.code === 0 ? r.stdout.trim() : "";
+  return /^\d+$/.test(commit) ? Number(commit) : Math.floor(Date.now() / 1000);
+}
+
+/** Checks that a binary prints `muxbridge <version>`. */
+async function checkVersion(run: Runner, binary: string, version: string): Promise<boolean> {
+  const r = await run([binary, "--version"], { timeoutMs: 60_000 }).catch((err) => ({
+    code: -1,
+    stdout: "",
+    stderr: String(err),
+  }));
+  if (r.code === 0 && r.stdout.trim() === `muxbridge ${version}`) return true;
+  say(
+    `${binary} --version printed ${JSON.stringify(r.stdout)} (exit ${r.code}), expected ` +
+      `"muxbridge ${version}"\n${r.stderr}`,
+  );
+  return false;
+}
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      tool: { type: "string" },
-      host: { type: "boolean", default: false },
-      target: { type: "string", multiple: true },
-      out: { type: "string" },
-      tag: { type: "string" },
-    },
-  });
-  const tool = values.tool;
-  if (tool !== "deno" && tool !== "bun") {
-    process.stderr.write(`build_release: --tool must be deno or bun\n${USAGE}\n`);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        host: { type: "boolean", default: false },
+        target: { type: "string", multiple: true },
+        out: { type: "string" },
+        tag: { type: "string" },
+        repo: { type: "string" },
+        "skip-build": { type: "boolean", default: false },
+        readme: { type: "boolean", default: false },
+      },
+    }));
+  } catch (err) {
+    say(`${(err as Error).message}\n${USAGE}`);
     return 2;
   }
   const version = denoConfig.version;
   if (values.tag !== undefined && values.tag !== `v${version}`) {
-    process.stderr.write(
-      `build_release: tag "${values.tag}" does not match deno.json version "${version}"; ` +
-        `bump deno.json or retag\n`,
+    say(
+      `tag "${values.tag}" does not match deno.json version "${version}"; bump deno.json or retag`,
     );
     return 1;
   }
   const root = join(dirname(new URL(import.meta.url).pathname), "..");
+  const out = values.out ?? join(root, "dist");
   const entry = join(root, "main.ts");
-  const bins = {
-    // Whichever deno runs this script (npx, the npm package, or one on PATH).
-    deno: typeof Deno !== "undefined" ? Deno.execPath() : "deno",
-    bun: existsSync(join(root, "node_modules/.bin/bun"))
-      ? join(root, "node_modules/.bin/bun")
-      : "bun",
-  };
+  const bun = existsSync(join(root, "node_modules/.bin/bun"))
+    ? join(root, "node_modules/.bin/bun")
+    : "bun";
   const run = createRunner();
-
-  const jobs: Array<{ target: Target | null; output: string }> = [];
-  if (values.host) {
-    jobs.push({ target: null, output: join(values.out ?? join(root, "dist"), "muxbridge") });
-  } else {
-    const names = values.target ?? TARGETS.map((t) => t.name);
-    const outDir = values.out ?? join(root, "dist/release");
-    for (const name of names) {
-      const target = TARGETS.find((t) => t.name === name);
-      if (!target) {
-        process.stderr.write(
-          `build_release: unknown target "${name}"; known: ${
-            TARGETS.map((t) => t.name).join(", ")
-          }\n`,
-        );
-        return 2;
-      }
-      jobs.push({ target, output: join(outDir, assetName(target)) });
-    }
-    // A stale asset or checksum file from an earlier run must never be shipped.
-    for (const name of [...TARGETS.map(assetName), "SHA256SUMS"]) {
-      rmSync(join(outDir, name), { force: true });
-    }
-  }
-
   const host = hostTarget();
-  const built = new Map<string, Uint8Array>();
-  for (const { target, output } of jobs) {
-    mkdirSync(dirname(output), { recursive: true });
-    // Built under a temporary name and renamed into place: a failed build (deno compile without
-    // network removes its output file) must not destroy the previous binary. The prefix keeps
-    // the ".exe" ending, so neither compiler appends another.
-    const partial = join(dirname(output), `.partial-${basename(output)}`);
-    rmSync(partial, { force: true });
-    const cmd = compileArgv({ tool, target, host, entry, output: partial, bins });
-    process.stderr.write(`build_release: ${cmd.join(" ")}\n`);
-    const result = await run(cmd, { timeoutMs: 10 * 60_000, cwd: root }).catch((err) => ({
-      code: -1,
-      stdout: "",
-      stderr: String(err),
-    }));
-    if (result.code !== 0 || !existsSync(partial)) {
-      rmSync(partial, { force: true });
-      process.stderr.write(result.stdout + result.stderr);
-      process.stderr.write(
-        `build_release: ${tool} failed for ${target?.name ?? "the host"} (exit ${result.code})` +
-          (tool === "deno"
-            ? "; deno compile downloads its runtime on first use and needs network\n"
-            : "\n"),
-      );
-      return 1;
+
+  if (values.host) {
+    if (values.target || values.repo || values.readme || values["skip-build"]) {
+      say(`--host builds this machine's binary alone\n${USAGE}`);
+      return 2;
     }
-    chmodSync(partial, 0o755);
-    renameSync(partial, output);
-    built.set(basename(output), readFileSync(output));
+    const output = join(out, "muxbridge");
+    return await build(run, { target: null, host, entry, output, bun }) &&
+        await checkVersion(run, output, version)
+      ? 0
+      : 1;
   }
 
-  // The host binary must report the version it was built from (deno.json, embedded at build).
-  for (const { target, output } of jobs) {
-    if (target !== null && target.name !== host?.name) continue;
-    const r = await run([output, "--version"], { timeoutMs: 30_000 });
-    if (r.code !== 0 || r.stdout.trim() !== `muxbridge ${version}`) {
-      process.stderr.write(
-        `build_release: ${output} --version printed ${
-          JSON.stringify(r.stdout)
-        } (exit ${r.code}), ` +
-          `expected "muxbridge ${version}"\n${r.stderr}`,
+  const targets: Target[] = [];
+  for (const name of values.target ?? TARGETS.map((t) => t.name)) {
+    const target = name === "host" ? host : TARGETS.find((t) => t.name === name);
+    if (!target) {
+      say(
+        name === "host"
+          ? `this machine (${process.platform} ${process.arch}) is none of the release targets`
+          : `unknown target "${name}"; known: host, ${TARGETS.map((t) => t.name).join(", ")}`,
       );
-      return 1;
+      return 2;
+    }
+    if (!targets.includes(target)) targets.push(target);
+  }
+  if (values.readme && !(targets.length === 1 && targets[0] === host)) {
+    say(`--readme records this machine's archive: use it with --target host alone\n${USAGE}`);
+    return 2;
+  }
+  let installer: string | undefined;
+  if (values.repo !== undefined) {
+    try {
+      installer = installerFor(readFileSync(join(root, "scripts/install.sh"), "utf8"), values.repo);
+    } catch (err) {
+      say((err as Error).message);
+      return 2;
     }
   }
 
-  if (!values.host) {
-    const outDir = dirname(jobs[0].output);
-    writeFileSync(join(outDir, "SHA256SUMS"), sha256sums(built));
-    process.stderr.write(`build_release: wrote ${join(outDir, "SHA256SUMS")}\n`);
+  const releaseDir = join(out, "release");
+  // Nothing from an earlier run may end up in this release.
+  rmSync(releaseDir, { recursive: true, force: true });
+  mkdirSync(releaseDir, { recursive: true });
+  const binary = (t: Target) => join(out, "bin", t.name, binaryName(t));
+
+  for (const target of targets) {
+    if (values["skip-build"]) {
+      if (!existsSync(binary(target))) {
+        say(`--skip-build: there is no ${binary(target)} to pack`);
+        return 1;
+      }
+      chmodSync(binary(target), 0o755);
+    } else if (!await build(run, { target, host, entry, output: binary(target), bun })) {
+      return 1;
+    }
+    if (target === host && !await checkVersion(run, binary(target), version)) return 1;
   }
-  for (const [name, bytes] of built) {
-    process.stderr.write(`build_release: ${name} ${(bytes.byteLength / 1e6).toFixed(1)} MB\n`);
+
+  const mtime = await archiveDate(run, root);
+  const sums = new Map<string, string>();
+  const sizes: Array<{ target: Target; archive: number; binary: number }> = [];
+  for (const target of targets) {
+    const tarFile = join(releaseDir, archiveName(target).replace(/\.xz$/, ""));
+    if (
+      !await step(
+        run,
+        tarArgv(dirname(binary(target)), binaryName(target), tarFile, mtime),
+        300_000,
+      )
+    ) return 1;
+    // xz takes minutes for a 100 MB binary on a busy 2-core machine.
+    if (!await step(run, xzArgv(tarFile), 30 * 60_000)) return 1;
+    const archive = join(releaseDir, archiveName(target));
+    const listed = await step(run, ["tar", "--list", `--file=${archive}`], 300_000);
+    if (!listed || listed.stdout !== `${binaryName(target)}\n`) {
+      say(
+        `${archive} should hold ${binaryName(target)} alone; it lists ${
+          JSON.stringify(listed?.stdout)
+        }`,
+      );
+      return 1;
+    }
+    if (target === host && !await checkUnpacked(run, archive, target, version)) return 1;
+    const bytes = readFileSync(archive);
+    sums.set(archiveName(target), sha256Hex(bytes));
+    sizes.push({ target, archive: bytes.byteLength, binary: statSync(binary(target)).size });
+  }
+  if (installer !== undefined) {
+    writeFileSync(join(releaseDir, "install.sh"), installer, { mode: 0o755 });
+    sums.set("install.sh", sha256Hex(new TextEncoder().encode(installer)));
+  }
+  const sumsText = [...sums.keys()].sort().map((name) => `${sums.get(name)}  ${name}\n`).join("");
+  writeFileSync(join(releaseDir, "SHA256SUMS"), sumsText);
+  say(`wrote ${join(releaseDir, "SHA256SUMS")}`);
+
+  process.stdout.write(sizeTable(sizes));
+  const tooBig = sizes.find((s) => s.target.name === "linux-x64" && s.archive > MAX_ARCHIVE_BYTES);
+  if (tooBig) {
+    say(
+      `${archiveName(tooBig.target)} is ${mb(tooBig.archive)}, over the ${
+        mb(MAX_ARCHIVE_BYTES)
+      } budget`,
+    );
+    return 1;
+  }
+  if (values.readme) {
+    const changed = await writeReadmeBlock("release-sizes", readmeBlock(sizes));
+    say(
+      changed
+        ? "rewrote README.md's release-sizes block"
+        : "README.md's release-sizes block is current",
+    );
   }
   return 0;
+}
+
+/** Builds one binary under a temporary name, renamed into place only when the build worked. */
+async function build(run: Runner, job: CompileJob): Promise<boolean> {
+  mkdirSync(dirname(job.output), { recursive: true });
+  // The prefix keeps the ".exe" ending, so Bun appends no other.
+  const partial = join(dirname(job.output), `.partial-${job.output.split("/").pop()}`);
+  rmSync(partial, { force: true });
+  const ok = await step(
+    run,
+    compileArgv({ ...job, output: partial }),
+    10 * 60_000,
+    dirname(job.entry),
+  );
+  if (!ok || !existsSync(partial)) {
+    rmSync(partial, { force: true });
+    say(`bun build failed for ${job.target?.name ?? "this machine"}`);
+    return false;
+  }
+  chmodSync(partial, 0o755);
+  renameSync(partial, job.output);
+  return true;
+}
+
+/** Unpacks an archive into a temporary directory and checks the binary in it runs. */
+async function checkUnpacked(run: Runner, archive: string, target: Target, version: string) {
+  const dir = mkdtempSync(join(tmpdir(), "muxbridge-unpack-"));
+  try {
+    if (
+      !await step(run, ["tar", "--extract", `--file=${archive}`, `--directory=${dir}`], 300_000)
+    ) {
+      return false;
+    }
+    return await checkVersion(run, join(dir, binaryName(target)), version);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+type Sizes = ReadonlyArray<{ target: Target; archive: number; binary: number }>;
+
+/** The sizes, as the script prints them. */
+function sizeTable(sizes: Sizes): string {
+  const rows = sizes.map((s) => [archiveName(s.target), mb(s.archive), mb(s.binary)]);
+  const all = [["archive", "download", "unpacked"], ...rows];
+  const width = (i: number) => Math.max(...all.map((r) => r[i].length));
+  return all.map((r) =>
+    `${r[0].padEnd(width(0))}  ${r[1].padStart(width(1))}  ${r[2].padStart(width(2))}\n`
+  )
+    .join("");
+}
+
+/** README.md's release-sizes block. */
+function readmeBlock(sizes: Sizes): string {
+  const when = new Date().toISOString().slice(0, 16);
+  const bunVersion = readPackageVersion("bun");
+  return [
+    `Measured ${when}Z by \`${README_COMMAND}\` on ${process.platform} ${process.arch} ` +
+    `(bun ${bunVersion}, xz ${XZ_FLAGS.join(" ")}):`,
+    "",
+    "| archive | download | unpacked binary |",
+    "|---|---|---|",
+    ...sizes.map((s) => `| \`${archiveName(s.target)}\` | ${mb(s.archive)} | ${mb(s.binary)} |`),
+  ].join("\n");
+}
+
+/** The installed version of an npm package of this repository. */
+function readPackageVersion(name: string): string {
+  const root = join(dirname(new URL(import.meta.url).pathname), "..");
+  try {
+    return JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8"))
+      .version;
+  } catch {
+    return "?";
+  }
 }
 
 if (import.meta.main) {

@@ -3,7 +3,8 @@
 # uses, so that no test has to skip (in CI, CI=true, a test whose tool is missing fails):
 # the multiplexers the tests drive for real (tmux; kitty under Xvfb, with xauth; GNU screen),
 # fish as a hostile default shell, bash and dash for the launch-line tests, setsid (util-linux)
-# for process-group tests, shellcheck for the installer, PyYAML for the workflow checks, and the
+# for process-group tests, shellcheck for the installer and curl, wget, openssl (its tests' HTTPS
+# servers), xz and shasum for what it runs, PyYAML for the workflow checks, and the
 # npm packages (Deno itself, Bun, zod, semver, and the real OpenCode server for the end-to-end
 # tests). Idempotent; skips apt when everything is already there.
 set -eu
@@ -11,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 need=""
 for pair in tmux:tmux kitty:kitty Xvfb:xvfb xvfb-run:xvfb xauth:xauth fish:fish screen:screen \
-  shellcheck:shellcheck setsid:util-linux bash:bash dash:dash python3:python3; do
+  shellcheck:shellcheck setsid:util-linux bash:bash dash:dash python3:python3 \
+  curl:curl wget:wget openssl:openssl xz:xz-utils shasum:perl; do
   bin=${pair%%:*}; pkg=${pair#*:}
   command -v "$bin" >/dev/null 2>&1 || need="$need $pkg"
 done

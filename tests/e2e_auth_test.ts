@@ -38,7 +38,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { attachEnv } from "../lib/opencode/attach.ts";
+import { v1Pane } from "../lib/opencode/v1/line.ts";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { createProcesses } from "../lib/sys/processes.ts";
 import { startFakeHerdr } from "./backends/herdr_fixture.ts";
@@ -602,7 +602,14 @@ Deno.test({
         title: "auth",
         argv,
         cwd: progDir,
-        env: attachEnv({ username: "opencode", password }),
+        env: v1Pane({
+          bin: "opencode",
+          url: "http://127.0.0.1:4096",
+          sessionId: "ses_x",
+          dir: "/",
+          auth: { username: "opencode", password },
+          ownsTitle: false,
+        }).env,
         owner: "cli",
       });
       await until("the pane program", async () => (await recordedLaunches(progDir)).length === 1);

@@ -97,6 +97,66 @@ Deno.test("cli usage errors exit 2 with one line on stderr, before anything is p
   assertOneLineError(await cli(["close", "-rf"]), 2);
 });
 
+Deno.test("cli names the command or flag a typo meant: one stderr line, exit 2, nothing on stdout", async () => {
+  const cases: Array<[string[], string]> = [
+    [["lsit"], 'muxbridge: Cannot run unknown command "lsit". Did you mean "list"?\n'],
+    [
+      ["doctr", "--json"],
+      'muxbridge: Cannot run unknown command "doctr". Did you mean "doctor"?\n',
+    ],
+    [
+      ["list", "--jsn"],
+      'muxbridge: Cannot run list: unknown flag "--jsn". Did you mean "--json"?\n',
+    ],
+    [
+      ["--verison"],
+      'muxbridge: Cannot run muxbridge: unknown flag "--verison". Did you mean "--version"?\n',
+    ],
+    [
+      ["frobnicate"],
+      'muxbridge: Cannot run unknown command "frobnicate". Run `muxbridge --help` for the list\n',
+    ],
+  ];
+  for (const [argv, stderr] of cases) {
+    const r = await cli(argv);
+    assert.deepEqual({ code: r.code, stdout: r.stdout, stderr: r.stderr }, {
+      code: 2,
+      stdout: "",
+      stderr,
+    }, argv.join(" "));
+  }
+});
+
+Deno.test("cli --help lines the global flags up in one column", async () => {
+  const r = await cli(["--help"]);
+  assert.equal(r.code, 0);
+  const lines = r.stdout.split("\n");
+  const from = lines.indexOf("Global flags:") + 1;
+  const flags = lines.slice(from, lines.indexOf("", from));
+  assert.deepEqual(flags.map((l) => l.trim().split(/ {2,}/)[0]), [
+    "--config FILE",
+    "--backend NAME",
+    "--log-level LEVEL",
+    "--log-file FILE",
+    "-h, --help",
+    "--version",
+  ]);
+  const column = (l: string) =>
+    l.length - l.trimStart().length + /^\S.*?\S {2,}/.exec(l.trimStart())![0].length;
+  assert.equal(new Set(flags.map(column)).size, 1, flags.join("\n"));
+});
+
+Deno.test("cli list with no records says so on stdout, and --json prints []", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-e2e-list-" });
+  try {
+    const env = { HOME: dir, MUXBRIDGE_STATE_DIR: `${dir}/state` };
+    assert.deepEqual(await cli(["list"], env), { code: 0, stdout: "no owned panes\n", stderr: "" });
+    assert.deepEqual(await cli(["list", "--json"], env), { code: 0, stdout: "[]\n", stderr: "" });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("cli version and --version print the version; --json adds protocol and runtime", async () => {
   const denoConfig = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
   assert.equal((await cli(["version"])).stdout, `muxbridge ${denoConfig.version}\n`);

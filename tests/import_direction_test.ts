@@ -37,8 +37,13 @@ const ONLY: ReadonlyArray<{ from: string; to: readonly string[]; why: string }> 
     why: "the machine is pure: no I/O, no clock, no backend",
   },
   {
-    from: "lib/session/events.ts",
+    from: "lib/opencode/events.ts",
     to: ["lib/sys/validate.ts"],
+    why: "what OpenCode says, in muxbridge's words, is plain data",
+  },
+  {
+    from: "lib/session/events.ts",
+    to: ["lib/sys/validate.ts", "lib/opencode/events.ts"],
     why: "the core's events are plain data",
   },
 ];

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Credentials } from "../opencode/attach.ts";
+import type { Credentials } from "../opencode/credentials.ts";
 import { type CredentialGrant, grantFor, originOf } from "../opencode/origin.ts";
 import type { Logger } from "../sys/log.ts";
 
@@ -36,13 +36,16 @@ export function startCredentials(
 }
 
 /**
- * The credentials after a `bridge.hello` naming `url`: its own `auth`, else the environment's
- * if still unbound (bound to `url` now), else what was held (usable only for its own origin).
+ * The credentials after a `bridge.hello` naming `url`: its own `auth`, else what the bridge
+ * found for that server itself (`discovered`: a 2.x service's password, which follows the
+ * service's restarts), else the environment's if still unbound (bound to `url` now), else what
+ * was held (usable only for its own origin).
  *
  * @param held What the bridge holds.
  * @param auth The hello's `auth`.
  * @param url The hello's normalised server URL.
  * @param log Told when held credentials are withheld from another origin.
+ * @param discovered Credentials found for `url` itself (kept as given, not copied).
  * @returns What the bridge holds from now on.
  */
 export function helloCredentials(
@@ -50,9 +53,14 @@ export function helloCredentials(
   auth: { username?: string; password: string } | undefined,
   url: string,
   log: Logger,
+  discovered?: Credentials,
 ): HeldCredentials {
   if (auth) {
     const grant = grantFor(url, { username: auth.username ?? "opencode", password: auth.password });
+    return grant ? { grant } : {};
+  }
+  if (discovered) {
+    const grant = grantFor(url, discovered);
     return grant ? { grant } : {};
   }
   if (held.unbound) {

@@ -10,7 +10,8 @@
  * @module
  */
 
-import type { Credentials } from "../opencode/attach.ts";
+import type { Credentials } from "../opencode/credentials.ts";
+import { type LineId, lineOf } from "../opencode/line.ts";
 import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import { type HeldCredentials, helloCredentials, startCredentials } from "./_credentials.ts";
 import type { Backend } from "../backend/backend.ts";
@@ -61,6 +62,13 @@ export interface BridgeDeps {
   resolveConfig(helloConfig?: unknown): Config;
   /** Chooses and probes the backend for a config. */
   select(config: Config): Promise<Selection>;
+  /**
+   * Credentials the bridge finds itself for a server of this line when a hello brings none: for
+   * 2.x, `OPENCODE_PASSWORD` (or `OPENCODE_SERVER_PASSWORD`) from the environment, else the
+   * service's own state file (the returned object follows the service's restarts). Absent:
+   * nothing is found.
+   */
+  discover?(url: string, line: LineId): Credentials | undefined;
   /** Builds the loop's dependencies for a config (store, clock, processes, owner…). */
   loopDeps(config: Config, emit: (message: OutMessage) => void): SessionLoopDeps;
   /**
@@ -103,6 +111,7 @@ export async function runBridge(deps: BridgeDeps): Promise<number> {
     server.url,
     deps.start.directory,
     credentialsFor(server.url, held.grant),
+    { scope: "server" },
   );
   const state: BridgeState = {
     config,
@@ -270,13 +279,18 @@ function contextFor(
   serverUrl: string | null,
   directory: string,
   auth: Credentials | undefined,
+  served: { scope: "server" | "tui"; line?: LineId },
 ): LoopContext {
-  const ctx: LoopContext = selection.ok ? { backend: selection.backend, serverUrl, directory } : {
-    backend: null,
-    noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
-    serverUrl,
-    directory,
-  };
+  const ctx: LoopContext = selection.ok
+    ? { backend: selection.backend, serverUrl, directory, scope: served.scope }
+    : {
+      backend: null,
+      noBackend: { reason: selection.reason, hint: `${selection.message}. ${selection.hint}` },
+      serverUrl,
+      directory,
+      scope: served.scope,
+    };
+  if (served.line !== undefined) ctx.line = served.line;
   if (auth) ctx.auth = auth;
   return ctx;
 }
@@ -349,9 +363,17 @@ async function hello(
     }
     state.selection = selection;
   }
-  state.credentials = helloCredentials(state.credentials, msg.auth, url, deps.log);
+  // The OpenCode the plugin runs in names the server's line (else the client finds it out).
+  const verdict = lineOf(msg.opencode);
+  if (verdict.supported === false) deps.log.warn(`bridge.hello: ${verdict.hint}`);
+  const lineId = verdict.supported ? verdict.line.id : undefined;
+  const discovered = msg.auth || lineId === undefined ? undefined : deps.discover?.(url, lineId);
+  state.credentials = helloCredentials(state.credentials, msg.auth, url, deps.log, discovered);
   const auth = credentialsFor(url, state.credentials.grant);
-  const ctx = contextFor(state.selection, url, msg.directory, auth);
+  const ctx = contextFor(state.selection, url, msg.directory, auth, {
+    scope: msg.scope ?? "server",
+    ...(lineId === undefined ? {} : { line: lineId }),
+  });
   // The new config applies in full, each key from its next use (`lib/session/loop_config.ts`).
   state.loop.setContext(ctx, config);
   state.config = config;

@@ -19,26 +19,23 @@ import {
   type PaneSkipped,
   SKIP_REASONS,
 } from "../session/events.ts";
+import { invalid, schemaError, sessionId } from "../opencode/_invalid.ts";
+import { decodeEvent } from "../opencode/decode.ts";
+import type { DecodedEvent } from "../opencode/events.ts";
 import {
-  invalid,
-  parseSessionEvent,
-  schemaError,
   SessionErrorEventSchema,
-  sessionId,
   SessionIdleEventSchema,
   SessionInfoEventSchema,
-  type SessionLine,
   SessionStatusEventSchema,
-} from "./_session_events.ts";
+} from "../opencode/v1/events.ts";
+import {
+  V2SessionCreatedSchema,
+  V2SessionEventSchema,
+  V2SessionRenamedSchema,
+} from "../opencode/v2/events.ts";
+import type { LoopInput } from "../session/events.ts";
 
 export { CLOSE_REASONS, SKIP_REASONS };
-export {
-  SessionErrorEventSchema,
-  SessionIdleEventSchema,
-  SessionInfoEventSchema,
-  SessionInfoSchema,
-  SessionStatusEventSchema,
-} from "./_session_events.ts";
 
 /** The protocol version in `ready`. */
 export const PROTOCOL_VERSION = 1;
@@ -69,6 +66,23 @@ export const HelloSchema = z.strictObject({
   directory: z.string().min(1),
   auth: AuthSchema.optional(),
   config: z.record(z.string(), z.unknown()).optional(),
+  opencode: z.string().min(1).max(64).optional().describe(
+    "The version of the OpenCode the plugin runs in (e.g. 2.1.2): it decides the server's line; absent: found from the server",
+  ),
+  scope: z.enum(["server", "tui"]).optional().describe(
+    "server (default): every child on the server is this bridge's; tui: only children of sessions a bridge.view named (one OpenCode service serves many TUIs)",
+  ),
+});
+
+/**
+ * `bridge.view`: the plugin's TUI shows this session now (with `scope: "tui"`, its children are
+ * this bridge's).
+ *
+ * @internal
+ */
+export const ViewSchema = z.strictObject({
+  type: z.literal("bridge.view"),
+  sessionID: z.string(),
 });
 
 /**
@@ -181,7 +195,8 @@ export type OutMessage = z.output<typeof OutMessageSchema>;
 
 /** What one input line means: a session event for the loop, or one of the bridge's own. */
 export type Inbound =
-  | SessionLine
+  | DecodedEvent
+  | Extract<LoopInput, { kind: "job" | "view" }>
   | { kind: "hello"; hello: Hello }
   | { kind: "ping"; id: string | number | null }
   | { kind: "shutdown" };
@@ -217,9 +232,8 @@ export function parseLine(line: string): Inbound {
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") return invalid('Cannot use line: no string "type"');
-  if (type.startsWith("session.")) return parseSessionEvent(type, value);
   if (type.startsWith("bridge.")) return parseControl(type, value);
-  return { kind: "ignored", type };
+  return decodeEvent(type, value);
 }
 
 function parseControl(type: string, value: unknown): Inbound {
@@ -235,6 +249,12 @@ function parseControl(type: string, value: unknown): Inbound {
       return typeof id === "string"
         ? { kind: "job", sessionId: id, running: r.data.status === "running" }
         : id;
+    }
+    case "bridge.view": {
+      const r = ViewSchema.safeParse(value);
+      if (!r.success) return schemaError(type, r.error.issues);
+      const id = sessionId(r.data.sessionID, false);
+      return typeof id === "string" ? { kind: "view", sessionId: id } : id;
     }
     case "bridge.ping": {
       const r = PingSchema.safeParse(value);
@@ -263,8 +283,12 @@ export function protocolJsonSchema(): Record<string, unknown> {
       SessionStatusEventSchema,
       SessionIdleEventSchema,
       SessionErrorEventSchema,
+      V2SessionCreatedSchema,
+      V2SessionRenamedSchema,
+      V2SessionEventSchema,
       HelloSchema,
       JobSchema,
+      ViewSchema,
       PingSchema,
       ShutdownSchema,
     ]),

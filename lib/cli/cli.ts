@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { LOG_LEVELS } from "../config/config.ts";
 import { MuxError } from "../sys/errors.ts";
 import type { Command, Invocation } from "./commands/_command.ts";
+import { suggest } from "./suggest.ts";
 
 /** What argv asks for. */
 export type Parsed =
@@ -17,21 +18,49 @@ export type Parsed =
 
 type OptionSpec = { type: "string" | "boolean"; short?: string };
 
-const GLOBAL: Record<string, OptionSpec & { help: string }> = {
+/** A flag as `--help` shows it: `value` names what a string flag takes. */
+type HelpSpec = OptionSpec & { help: string; value?: string };
+
+const GLOBAL: Record<string, HelpSpec> = {
   config: {
     type: "string",
+    value: "FILE",
     help: "Config file (else $MUXBRIDGE_CONFIG, else ~/.config/muxbridge/config.json)",
   },
-  backend: { type: "string", help: "Backend: auto|none|NAME (see `muxbridge schema config`)" },
-  "log-level": { type: "string", help: `Log level: ${LOG_LEVELS.join("|")}` },
-  "log-file": { type: "string", help: "Write logs to this file instead of stderr" },
+  backend: {
+    type: "string",
+    value: "NAME",
+    help: "Backend: auto|none|NAME (see `muxbridge schema config`)",
+  },
+  "log-level": { type: "string", value: "LEVEL", help: `Log level: ${LOG_LEVELS.join("|")}` },
+  "log-file": { type: "string", value: "FILE", help: "Write logs to this file instead of stderr" },
   help: { type: "boolean", short: "h", help: "Show help" },
   version: { type: "boolean", help: "Show the version" },
 };
 
-/** One flag's help line. */
-function flagLine(name: string, spec: { type: "string" | "boolean"; help: string }): string {
-  return `  --${name}${spec.type === "string" ? " VALUE" : ""}  ${spec.help}`;
+/**
+ * What a command's string flag takes, as its usage line names it (`--session ID` → `ID`), so
+ * the flag list and the usage line never disagree; `VALUE` when the usage line does not say.
+ */
+function valueName(usage: string, flag: string): string {
+  // Flag names are lowercase letters and dashes: nothing in them needs escaping.
+  return new RegExp(`--${flag} ([A-Z][A-Z_]*)\\b`).exec(usage)?.[1] ?? "VALUE";
+}
+
+/**
+ * Flag help lines with their descriptions in one column: `  -h, --help   Show help`.
+ *
+ * @param flags Each flag's name and how `--help` shows it.
+ * @returns The lines.
+ */
+function flagLines(flags: ReadonlyArray<[string, HelpSpec]>): string[] {
+  const left = flags.map(([name, spec]) =>
+    `${spec.short ? `-${spec.short}, ` : ""}--${name}${
+      spec.type === "string" ? ` ${spec.value ?? "VALUE"}` : ""
+    }`
+  );
+  const width = Math.max(0, ...left.map((l) => l.length));
+  return flags.map(([, spec], i) => `  ${left[i].padEnd(width)}  ${spec.help}`);
 }
 
 /** The values `--backend` takes: `auto`, `none` and each backend's name. */
@@ -64,9 +93,10 @@ export function usageText(
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Global flags:",
-    ...Object.entries(global).map(([name, spec]) => flagLine(name, spec)),
+    ...flagLines(Object.entries(global)),
     "",
-    "Exit codes: 0 ok, 1 failed, 2 usage, 3 environment (no multiplexer, missing binary, old version, bad config), 130 interrupted.",
+    "Exit codes: 0 ok, 1 failed, 2 usage, 3 environment (no multiplexer, missing binary,",
+    "old version, bad config), 130 interrupted.",
     "`muxbridge <command> --help` shows a command's flags and an example.",
     "",
   ].join("\n");
@@ -79,8 +109,11 @@ export function usageText(
  * @returns The help text.
  */
 export function commandHelp(command: Command): string {
-  const flags = Object.entries(command.flags).map(([name, spec]) => flagLine(name, spec));
-  if (command.json) flags.push("  --json  Print JSON on stdout");
+  const own: Array<[string, HelpSpec]> = Object.entries(command.flags).map((
+    [name, spec],
+  ) => [name, { ...spec, value: valueName(command.usage, name) }]);
+  if (command.json) own.push(["json", { type: "boolean", help: "Print JSON on stdout" }]);
+  const flags = flagLines(own);
   return [
     `Usage: ${command.usage}`,
     "",
@@ -233,8 +266,9 @@ function checkFlags(
     const spec = Object.hasOwn(options, t.name) ? options[t.name] : undefined;
     const flag = t.rawName;
     if (!spec) {
+      const meant = meantFlag(flag, options);
       throw new MuxError("usage", `Cannot run ${what}: unknown flag ${JSON.stringify(flag)}`, {
-        hint,
+        hint: meant ? `Did you mean ${JSON.stringify(meant)}?` : hint,
       });
     }
     if (spec.type === "string" && t.value === undefined) {
@@ -257,11 +291,28 @@ function checkFlags(
   }
 }
 
+/**
+ * The flag a mistyped one most likely meant: `--jsn` → `--json`; a lone letter (`-v`) → the
+ * only flag that starts with it (`--version`).
+ */
+function meantFlag(flag: string, options: Record<string, OptionSpec>): string | undefined {
+  const names = Object.keys(options);
+  if (flag.startsWith("--")) {
+    const meant = suggest(flag.slice(2), names);
+    return meant === undefined ? undefined : `--${meant}`;
+  }
+  const starts = names.filter((n) => flag.length === 2 && n.startsWith(flag[1].toLowerCase()));
+  return starts.length === 1 ? `--${starts[0]}` : undefined;
+}
+
 function find(commands: readonly Command[], name: string): Command {
   const command = commands.find((c) => c.name === name);
   if (!command) {
+    const meant = suggest(name, commands.map((c) => c.name));
     throw new MuxError("usage", `Cannot run unknown command ${JSON.stringify(name)}`, {
-      hint: "Run `muxbridge --help` for the list",
+      hint: meant
+        ? `Did you mean ${JSON.stringify(meant)}?`
+        : "Run `muxbridge --help` for the list",
     });
   }
   return command;

@@ -1,31 +1,31 @@
 /**
- * The few OpenCode server calls muxbridge makes: health (with the server version), the status
- * map of busy sessions, and one session's lookup. Basic auth when credentials are given; every
- * call bounded by a timeout on the injected clock; every answer parsed with zod.
+ * The few OpenCode server calls muxbridge makes, on either line: health (with the server's
+ * version), the map of active sessions, and one session's lookup. Basic auth when credentials are
+ * given; every call bounded by a timeout on the injected clock; every answer parsed with zod.
  *
- * Instance routes (`/session/…`) are scoped to a project directory with `?directory=`: one server
- * serves many directories, and without it the server's own cwd is used (`docs/opencode.md`, "The
- * server API muxbridge calls"). The query parameter is used rather than the
- * `x-opencode-directory` header because a header cannot carry a non-ASCII path as it is.
+ * A client knows its server's line when it is told (`line`), else it finds out on its first
+ * call: a 1.x server answers `GET /global/health` with JSON; a 2.x service answers that path with
+ * its web page and `GET /api/info` with its version (`docs/opencode.md`). A 1.x server pays no
+ * extra request; a 2.x one pays one, once.
  *
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { z } from "zod";
 import type { Clock } from "../sys/clock.ts";
-import { MuxError } from "../sys/errors.ts";
+import { isMuxError } from "../sys/errors.ts";
+import {
+  type Answer,
+  type CallOptions,
+  createHttp,
+  type Fetch,
+  type Http,
+  type ServerAuth,
+} from "./_http.ts";
+import { lineById, type LineId, lineOf, type OpencodeLine } from "./line.ts";
+import { V1, V1_HEALTH, v1Health } from "./v1/line.ts";
+import { V2_INFO, v2Health } from "./v2/line.ts";
 
-/** A `fetch` function (injected; tests pass a fake). */
-export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
-
-/** Credentials for the server. */
-export interface ServerAuth {
-  /** The user name (OpenCode's default is `opencode`). */
-  username: string;
-  /** The password. */
-  password: string;
-}
+export type { CallOptions, Fetch, ServerAuth } from "./_http.ts";
 
 /** Options of {@linkcode createOpencodeClient}. */
 export interface OpencodeClientOptions {
@@ -33,7 +33,7 @@ export interface OpencodeClientOptions {
   url: string;
   /** Credentials. */
   auth?: ServerAuth;
-  /** Scope instance routes to this project directory unless a call names another. */
+  /** Scope instance routes to this project directory unless a call names another (1.x). */
   directory?: string;
   /** The fetch function. */
   fetch: Fetch;
@@ -41,49 +41,35 @@ export interface OpencodeClientOptions {
   clock?: Clock;
   /** The most one request may take unless a call says otherwise. @default 2000 */
   timeoutMs?: number;
+  /** The server's line, when known (a 2.x plugin says so); otherwise the first call finds it. */
+  line?: LineId;
 }
-
-/** Per-call options. */
-export interface CallOptions {
-  /** Aborts the request. */
-  signal?: AbortSignal;
-  /** The most this request may take. */
-  timeoutMs?: number;
-  /** The project directory the route is scoped to (instance routes only). */
-  directory?: string;
-}
-
-const HealthSchema = z.looseObject({ healthy: z.boolean(), version: z.string().optional() });
-const StatusMapSchema = z.record(
-  z.string(),
-  z.looseObject({ type: z.string(), attempt: z.unknown().optional() }),
-);
 
 /**
- * One session in the status map: busy or idle (`retry` and unknown types count as busy, the
- * contract), with the attempt when it is retrying (0: the server did not say).
+ * One session's activity in the server's map: busy or idle (1.x: `retry` and unknown types
+ * count as busy, the contract), with the attempt when it is retrying (0: the server did not
+ * say); `running` (2.x) is active without saying whether it is retrying.
  */
 export interface SessionActivity {
-  /** Busy (also retrying) or idle. */
-  readonly status: "busy" | "idle";
+  /** Busy (also retrying), idle, or running (active; retrying or not is not said). */
+  readonly status: "busy" | "idle" | "running";
   /** Retrying a failed model request: the attempt, from 1 (0: not said). */
   readonly retry?: number;
 }
-const SessionSchema = z.looseObject({
-  id: z.string(),
-  parentID: z.string().nullish(),
-  title: z.string().nullish(),
-  directory: z.string().nullish(),
-});
 
-/**
- * One session, as the server describes it.
- *
- * @internal
- */
-export type ServerSession = z.output<typeof SessionSchema>;
+/** One session, as the server describes it. */
+export interface ServerSession {
+  /** Its id. */
+  readonly id: string;
+  /** Its parent, for a child. */
+  readonly parentID?: string;
+  /** Its title. */
+  readonly title?: string;
+  /** Its project directory. */
+  readonly directory?: string;
+}
 
-/** What `GET /global/health` says; `version` is absent when the server does not tell it. */
+/** What the server says of its health; `version` is absent when it does not tell it. */
 export interface ServerHealth {
   /** Whether the server says it is healthy. */
   healthy: boolean;
@@ -91,182 +77,148 @@ export interface ServerHealth {
   version?: string;
 }
 
-/** The client. */
-export interface OpencodeClient {
-  /** The server URL it talks to (no credentials). */
-  readonly url: string;
+/** The calls one line's server answers. */
+export interface LineClient {
   /**
-   * `GET /global/health`. A server without the route (404) is taken as healthy with no version.
+   * The server's health and version.
    *
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
   health(options?: CallOptions): Promise<ServerHealth>;
   /**
-   * `GET /session/status`: busy and retrying sessions (`retry` counts as busy); idle ones are
-   * absent.
+   * The active sessions: busy, retrying (1.x) or running (2.x); idle ones are absent.
    *
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
   statusMap(options?: CallOptions): Promise<Map<string, SessionActivity>>;
   /**
-   * `GET /session/:id`; null when the server answers 404 (deleted or unknown).
+   * One session; null when the server answers 404 (deleted or unknown).
    *
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
   session(id: string, options?: CallOptions): Promise<ServerSession | null>;
 }
 
+/** The client: one server's calls, on whichever line it runs. */
+export interface OpencodeClient extends LineClient {
+  /** The server URL it talks to (no credentials). */
+  readonly url: string;
+  /** The server's line, once known (after the first answered call, or as it was told). */
+  readonly line: OpencodeLine | null;
+}
+
 /**
  * Creates a client.
  *
- * @param options URL, auth, directory, fetch, clock and timeout.
+ * @param options URL, auth, directory, fetch, clock, timeout and, when known, the line.
  * @returns The client. Its calls throw `MuxError` coded `server_unreachable` (no answer in time,
  *   5xx, an unexpected status), `auth_failed` (401/403) or `unparseable_output` (not JSON of the
- *   expected shape); an aborted call throws `interrupted`.
+ *   expected shape, or not an OpenCode server); an aborted call throws `interrupted`.
  *
  * @example
  * ```ts
  * import { createOpencodeClient } from "./client.ts";
  * const client = createOpencodeClient({ url: "http://127.0.0.1:4096", fetch });
  * (await client.health()).version; // "1.18.33"
+ * client.line?.id; // 1
  * ```
  */
 export function createOpencodeClient(options: OpencodeClientOptions): OpencodeClient {
-  const headers: Record<string, string> = { accept: "application/json" };
-  if (options.auth) {
-    headers.authorization = `Basic ${
-      Buffer.from(`${options.auth.username}:${options.auth.password}`).toString("base64")
-    }`;
+  const told = options.line === undefined ? null : lineById(options.line);
+  const http = createHttp({
+    url: options.url,
+    ...(options.auth ? { auth: options.auth } : {}),
+    fetch: options.fetch,
+    ...(options.clock ? { clock: options.clock } : {}),
+    timeoutMs: options.timeoutMs ?? 2000,
+    authHint: told?.authHint ?? `${V1.authHint}; for OpenCode 2.x, OPENCODE_PASSWORD`,
+  });
+  const scope = (call: CallOptions | undefined): CallOptions | undefined =>
+    call?.directory || !options.directory ? call : { ...call, directory: options.directory };
+  let line: OpencodeLine | null = told;
+  let routes: LineClient | null = told ? told.client(http) : null;
+  const v1 = V1.client(http);
+  // The first answer tells the line; a health read on the way is kept for the caller.
+  let probing: Promise<() => ServerHealth> | null = null;
+
+  function probe(call?: CallOptions): Promise<() => ServerHealth> {
+    probing ??= detect(http, call).then(({ found, health }) => {
+      line = found;
+      routes = found.client(http);
+      return health;
+    }).finally(() => (probing = null));
+    return probing;
   }
-  const defaultTimeout = options.timeoutMs ?? 2000;
 
-  const scoped = (path: string, call: CallOptions | undefined) => {
-    const directory = call?.directory ?? options.directory;
-    return directory ? `${path}?directory=${encodeURIComponent(directory)}` : path;
-  };
-
-  async function get<T>(
-    path: string,
-    schema: z.ZodType<T>,
-    call: CallOptions | undefined,
-    on404?: () => T,
-  ): Promise<T> {
-    const url = `${options.url}${path}`;
-    const timeoutMs = call?.timeoutMs ?? defaultTimeout;
-    const timer = new AbortController();
-    // Requests sent before the server listens are accepted and never answered
-    // (docs/opencode.md): every request has a deadline on the injected clock.
-    const timerId = options.clock?.setTimeout(() => timer.abort(), timeoutMs);
-    const timeout = options.clock ? timer.signal : AbortSignal.timeout(timeoutMs);
-    const signal = call?.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  /**
+   * Runs a call on the server's routes. While the line is unknown it tries 1.x's first (a 1.x
+   * server pays no extra request): only JSON answers them, and a 2.x service answers those paths
+   * with its web page, which is `unparseable_output`; then the line is found and the call made
+   * again on its routes.
+   */
+  async function onLine<T>(call: CallOptions | undefined, op: (r: LineClient) => Promise<T>) {
+    if (routes) return await op(routes);
     try {
-      let response: Response;
-      try {
-        response = await options.fetch(url, { headers, signal });
-      } catch (err) {
-        if (call?.signal?.aborted) {
-          throw new MuxError("interrupted", `Cannot finish GET ${path}: aborted`, { cause: err });
-        }
-        const why = timeout.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message;
-        throw new MuxError(
-          "server_unreachable",
-          `Cannot reach the OpenCode server at ${options.url}: ${why}`,
-          {
-            cause: err,
-            hint:
-              "Is OpenCode running? The plugin from `muxbridge install` reaches plain `opencode`; without it, start OpenCode with --port 0 so it listens on the URL plugins are given",
-          },
-        );
-      }
-      if (response.status === 401 || response.status === 403) {
-        await response.body?.cancel();
-        throw new MuxError(
-          "auth_failed",
-          `Cannot use the OpenCode server at ${options.url}: it answered ${response.status}`,
-          {
-            hint:
-              "Set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME) to the server's credentials",
-          },
-        );
-      }
-      if (on404 && response.status === 404) {
-        await response.body?.cancel();
-        return on404();
-      }
-      const text = await response.text().catch(() => "");
-      if (!response.ok) {
-        throw new MuxError(
-          "server_unreachable",
-          `Cannot use the OpenCode server at ${options.url}: GET ${path} answered ${response.status}`,
-          { hint: "Check that the URL is the OpenCode server's" },
-        );
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new MuxError(
-          "unparseable_output",
-          `Cannot parse GET ${path} from ${options.url}: ${JSON.stringify(text.slice(0, 200))}`,
-          { hint: "Is this URL an OpenCode server?" },
-        );
-      }
-      const parsed = schema.safeParse(json);
-      if (!parsed.success) {
-        throw new MuxError(
-          "unparseable_output",
-          `Cannot use GET ${path} from ${options.url}: unexpected shape ${
-            JSON.stringify(text.slice(0, 200))
-          }`,
-          { hint: "Is this URL an OpenCode server?" },
-        );
-      }
-      return parsed.data;
-    } finally {
-      if (timerId !== undefined) options.clock?.clearTimeout(timerId);
+      const out = await op(v1);
+      line ??= V1;
+      routes ??= v1;
+      return out;
+    } catch (err) {
+      if (!isMuxError(err, "unparseable_output")) throw err;
+      await probe(call);
+      if (line === V1) throw err;
+      return await op(routes!);
     }
   }
 
   return {
     url: options.url,
+    get line() {
+      return line;
+    },
     async health(call) {
-      return await get<ServerHealth>(
-        "/global/health",
-        HealthSchema,
-        call,
-        () => ({ healthy: true }),
-      );
+      if (routes) return await routes.health(call);
+      return (await probe(call))();
     },
     async statusMap(call) {
-      const map = await get(scoped("/session/status", call), StatusMapSchema, call);
-      const out = new Map<string, SessionActivity>();
-      // `retry` and unknown types count as activity (contract).
-      for (const [id, { type, attempt }] of Object.entries(map)) {
-        out.set(
-          id,
-          type === "idle"
-            ? { status: "idle" }
-            : type === "retry"
-            ? { status: "busy", retry: retryAttempt(attempt) }
-            : { status: "busy" },
-        );
-      }
-      return out;
+      return await onLine(call, (r) => r.statusMap(scope(call)));
     },
     async session(id, call) {
-      return await get<ServerSession | null>(
-        scoped(`/session/${encodeURIComponent(id)}`, call),
-        SessionSchema,
-        call,
-        () => null,
-      );
+      return await onLine(call, (r) => r.session(id, scope(call)));
     },
   };
 }
 
-/** A retry's attempt (1 or more), or 0 when the server gives none that can be used. */
-function retryAttempt(attempt: unknown): number {
-  return typeof attempt === "number" && Number.isSafeInteger(attempt) && attempt >= 1
-    ? Math.min(attempt, 1_000_000)
-    : 0;
+/**
+ * Finds a server's line from its answers: 1.x's JSON health, else 2.x's `/api/info`.
+ *
+ * @throws {MuxError} as the client's calls; `unparseable_output` when neither line answers.
+ */
+async function detect(
+  http: Http,
+  call: CallOptions | undefined,
+): Promise<{ found: OpencodeLine; health: () => ServerHealth }> {
+  const first = await http.answer(V1_HEALTH, call);
+  if (isJsonObject(first)) return { found: V1, health: () => v1Health(http, first) };
+  const info = await http.answer(V2_INFO, call);
+  if (isJsonObject(info)) {
+    const health = v2Health(http, info);
+    const verdict = lineOf(health.version);
+    // A version of no line is reported by the caller (readiness, doctor); its routes are 2.x's.
+    return { found: verdict.supported === true ? verdict.line : lineById(2), health: () => health };
+  }
+  // Neither line's JSON: read it as 1.x did (no route: healthy with no version; a page or
+  // another shape: unparseable_output naming what came back).
+  return { found: V1, health: () => v1Health(http, first) };
+}
+
+/** A 2xx answer whose body is a JSON object (an OpenCode route, not the 2.x web page). */
+function isJsonObject(got: Answer): boolean {
+  if (got.status < 200 || got.status > 299) return false;
+  try {
+    const value = JSON.parse(got.text);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Credentials } from "./attach.ts";
+import type { Credentials } from "./credentials.ts";
 
 /** Credentials and the one origin they may be sent to. */
 export interface CredentialGrant {

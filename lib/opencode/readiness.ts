@@ -1,6 +1,6 @@
 /**
- * Readiness: before a pane attaches, wait until the OpenCode server answers, runs a version
- * whose `attach` muxbridge can use, and knows the child session (`GET /session/:id` answers
+ * Readiness: before a pane opens, wait until the OpenCode server answers, runs a version
+ * muxbridge supports (on either line), and knows the child session (its session route answers
  * 200). A pane that attaches earlier lands on a session picker or exits at once (the peers'
  * "blank pane" complaint), and requests sent before the server listens hang, so every request is
  * short and the whole wait is bounded (`docs/opencode.md`, "The server API muxbridge calls").
@@ -11,7 +11,8 @@
 import { type Clock, sleep } from "../sys/clock.ts";
 import { toMuxError } from "../sys/errors.ts";
 import type { OpencodeClient } from "./client.ts";
-import { attachSupport } from "./version.ts";
+import { lineOf, type OpencodeLine } from "./line.ts";
+import { V1 } from "./v1/line.ts";
 
 /** Why a child cannot have a pane (a `pane.skipped` reason). */
 export type NotReadyReason =
@@ -22,7 +23,13 @@ export type NotReadyReason =
 
 /** The outcome of {@linkcode waitUntilReady}. */
 export type Readiness =
-  | { readonly ok: true; readonly waitedMs: number; readonly version: string | null }
+  | {
+    readonly ok: true;
+    readonly waitedMs: number;
+    readonly version: string | null;
+    /** The server's line: what the pane runs and how it is closed. */
+    readonly line: OpencodeLine;
+  }
   | {
     readonly ok: false;
     readonly reason: NotReadyReason;
@@ -58,7 +65,7 @@ export interface ReadinessOptions {
  *
  * Retries (10 ms doubling to 500 ms between attempts) while the server does not answer or does
  * not know the session yet; stops at once on 401/403 (`auth_failed`), on an answer that is not an
- * OpenCode server's, and on a version outside `SUPPORTED_OPENCODE` (`unsupported_version`).
+ * OpenCode server's, and on a version no supported range covers (`unsupported_version`).
  *
  * @param options Client, session, directory, clock, bound and abort signal.
  * @returns Ready (with how long it took), or the skip reason with a message and a hint.
@@ -99,7 +106,7 @@ export async function waitUntilReady(options: ReadinessOptions): Promise<Readine
       if (!versions.has(client.url)) {
         versions.set(client.url, (await client.health(call)).version ?? null);
       }
-      const verdict = attachSupport(versions.get(client.url));
+      const verdict = lineOf(versions.get(client.url));
       if (verdict.supported === false) {
         return {
           ok: false,
@@ -109,7 +116,9 @@ export async function waitUntilReady(options: ReadinessOptions): Promise<Readine
         };
       }
       if ((await client.session(options.sessionId, call)) !== null) {
-        return { ok: true, waitedMs: clock.now() - start, version: verdict.version };
+        // An unknown version is the line the client found (1.x when the server said nothing).
+        const line = verdict.supported ? verdict.line : client.line ?? V1;
+        return { ok: true, waitedMs: clock.now() - start, version: verdict.version, line };
       }
       lastUnreachable = null;
     } catch (err) {

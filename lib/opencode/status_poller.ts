@@ -24,8 +24,11 @@ export interface PollTarget<Id extends string = string> {
   readonly directory: string;
 }
 
-/** What a poll saw of one session: idle sessions are normally absent from the map. */
-export type PollStatus = "busy" | "idle" | "absent";
+/**
+ * What a poll saw of one session: idle sessions are normally absent from the map; `running`
+ * (2.x) is active without saying whether it is retrying.
+ */
+export type PollStatus = "busy" | "running" | "idle" | "absent";
 
 /** What the poller is built from. */
 export interface StatusPollerDeps<Id extends string = string> {

@@ -16,11 +16,11 @@
 
 import type { Backend } from "../backend/backend.ts";
 import type { Clock } from "../sys/clock.ts";
-import { closePane } from "./close_pane.ts";
+import { closePane, interruptOf } from "./close_pane.ts";
 import { toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
-import type { Credentials } from "../opencode/attach.ts";
+import type { Credentials } from "../opencode/credentials.ts";
 import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import { ownerAlive, type Processes } from "../sys/processes.ts";
@@ -106,7 +106,7 @@ async function sessionVerdict(
     const session = await client.session(record.sessionId, call);
     if (session === null) return { close: true, reason: "session deleted" };
     const status = (await client.statusMap(call)).get(record.sessionId);
-    return status?.status === "busy"
+    return status !== undefined && status.status !== "idle"
       ? {
         close: false,
         reason: "session busy",
@@ -183,6 +183,7 @@ export async function runCleanup(
         processes: deps.processes,
         pid: record.pid,
         pidStart: record.pidStart,
+        interrupt: interruptOf(record),
       });
     if (info === null) {
       if (!options.dryRun) {

@@ -7,6 +7,7 @@
  */
 
 import type { Backend, PaneInfo } from "../backend/backend.ts";
+import { lineById, type LineId } from "../opencode/line.ts";
 import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
 import type { Processes } from "../sys/processes.ts";
@@ -37,6 +38,31 @@ export interface ClosePaneOptions {
    * so a pid the system has since reused is never signalled.
    */
   pidStart?: string;
+  /**
+   * How the pane's program is interrupted (the pane's OpenCode line decides:
+   * {@linkcode OpencodeLine.interrupt}): `key` types Ctrl+C into the pane; `signal` sends
+   * SIGTERM to the recorded program's process group, and falls back to the key when the
+   * program is not the recorded one (a pid is signalled only with its start stamp matching).
+   * @default "key"
+   */
+  interrupt?: "key" | "signal";
+}
+
+/**
+ * How a recorded pane's program is interrupted: as its OpenCode line says.
+ *
+ * @param record The pane's record (`opencode` absent: 1.x).
+ * @returns `key` or `signal`.
+ *
+ * @example
+ * ```ts
+ * import { interruptOf } from "./close_pane.ts";
+ * interruptOf({ opencode: 2 }); // "signal"
+ * interruptOf({}); // "key"
+ * ```
+ */
+export function interruptOf(record: { opencode?: LineId } | null | undefined): "key" | "signal" {
+  return lineById(record?.opencode ?? 1).interrupt;
 }
 
 /** What {@linkcode closePane} did. */
@@ -114,7 +140,10 @@ export async function closePane(
   // `last` is the latest sighting: null once the pane is seen gone. Each check is one call.
   let last: PaneInfo | null | undefined = before;
   if (!before?.dead) {
-    if (await unlessGone(() => backend.interrupt(paneId, options.signal))) {
+    const interrupted = options.interrupt === "signal" && recorded
+      ? (processes!.signal(recorded.pid, "SIGTERM", true), Promise.resolve(false))
+      : unlessGone(() => backend.interrupt(paneId, options.signal));
+    if (await interrupted) {
       // "Gone" from the interrupt is the backend's reading of an error (cmux: the terminal
       // session ended): the pane itself is only gone once it is no longer listed.
       last = await backend.inspect(paneId, options.signal);

@@ -7,7 +7,10 @@
  * @module
  */
 
+import type { OpencodeEvent } from "../opencode/events.ts";
 import type { SessionId } from "../sys/validate.ts";
+
+export type { SessionInfo } from "../opencode/events.ts";
 
 /** Why a pane closed. */
 export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;
@@ -29,6 +32,7 @@ export const SKIP_REASONS = [
   "limit",
   "excluded",
   "max_panes",
+  "not_driven",
 ] as const;
 
 /** A skip reason. */
@@ -89,31 +93,12 @@ export interface PaneFailed {
 /** Every report the session core gives about a child's pane. */
 export type PaneMessage = PaneOpened | PaneClosed | PaneSkipped | PaneFailed;
 
-/** A session as an event describes it, its ids checked where the event was decoded. */
-export interface SessionInfo {
-  /** The session id. */
-  id: SessionId;
-  /** The parent's id; absent for root sessions. */
-  parentId?: SessionId;
-  /** The raw title (cleaned by the loop). */
-  title: string;
-  /** The session's directory, when given (checked where it is used). */
-  directory?: string;
-  /**
-   * The agent the session runs, raw: `info.agent`, else the `(@<agent> subagent)` suffix OpenCode
-   * puts on a task child's title (cleaned by the loop).
-   */
-  agent?: string;
-}
-
-/** A session event the loop handles. */
+/**
+ * What the loop takes: OpenCode's facts about a session (`lib/opencode/events.ts`, decoded from
+ * either line's events), and what the plugin adds: a background job of a session running or not
+ * (`bridge.job`), and which session the plugin's TUI shows (`bridge.view`).
+ */
 export type LoopInput =
-  | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
-  /**
-   * `retry`: the session is busy retrying a failed model request, this attempt (from 1; 0 when
-   * the event did not say).
-   */
-  | { kind: "status"; sessionId: SessionId; status: "busy" | "idle"; retry?: number }
-  /** `session.error` (an aborted request is no error: it arrives as idle). */
-  | { kind: "error"; sessionId: SessionId }
-  | { kind: "job"; sessionId: SessionId; running: boolean };
+  | OpencodeEvent
+  | { kind: "job"; sessionId: SessionId; running: boolean }
+  | { kind: "view"; sessionId: SessionId };

@@ -31,6 +31,8 @@ import {
   transition,
 } from "./machine/mod.ts";
 import { directoryOf } from "./open_pane.ts";
+import { ownerAlive } from "../sys/processes.ts";
+import { Views } from "./views.ts";
 import type { PaneRecord } from "./pane_store.ts";
 import {
   type LoopContext,
@@ -44,7 +46,7 @@ export type { LoopInput } from "./events.ts";
 export type { LoopContext, SessionLoopDeps } from "./session.ts";
 
 /** Session status as a server poll reports it. */
-export type PolledStatus = "busy" | "idle" | "absent" | "unknown";
+export type PolledStatus = "busy" | "running" | "idle" | "absent" | "unknown";
 
 /** Runs every child session's machine. */
 export class SessionLoop {
@@ -57,6 +59,8 @@ export class SessionLoop {
   readonly #effects: EffectRunner;
   readonly #poller: StatusPoller<SessionId> | null = null;
   #client: { key: string; client: OpencodeClient } | null = null;
+  /** The sessions this bridge's TUI showed (`scope: "tui"`: their children are this bridge's). */
+  readonly #views = new Views();
   /** Server versions already read, by server URL. */
   readonly #versions = new Map<string, string | null>();
   #shuttingDown = false;
@@ -155,6 +159,10 @@ export class SessionLoop {
       case "updated": {
         const { info } = input;
         if (!info.parentId) return; // root sessions get no pane, silently
+        if (!this.#sessions.has(info.id) && !this.#drives(info.parentId)) {
+          if (input.kind === "created") this.#notDriven(info.id, info.parentId);
+          return;
+        }
         const title = cleanTitle(info.title);
         const agent = agentOf(info.title, info.agent);
         if (!this.#sessions.has(info.id)) {
@@ -175,8 +183,13 @@ export class SessionLoop {
         return;
       }
       case "deleted":
+        if (this.#views.forget(input.info.id)) this.#release(input.info.id);
         return this.#feedKnown(input.info.id, { type: "deleted" });
+      case "view":
+        return this.#view(input.sessionId);
       case "status":
+        // 2.x ends a failed turn in one event; the machine hears the error, then the idle.
+        if (input.failed) this.#feedKnown(input.sessionId, { type: "error" });
         return this.#feedKnown(input.sessionId, {
           type: "status",
           status: input.status,
@@ -257,6 +270,7 @@ export class SessionLoop {
   async shutdown(closePanes: boolean): Promise<number> {
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      for (const id of this.#views.all()) this.#release(id);
       this.#poller?.stop();
       this.#effects.stop();
       for (const id of [...this.#sessions.keys()]) this.#feed(id, { type: "shutdown", closePanes });
@@ -271,6 +285,57 @@ export class SessionLoop {
     return this.records().flatMap((r) =>
       hasPane(r.state) ? [{ sessionId: r.id, paneId: r.state.paneId, state: r.state.kind }] : []
     );
+  }
+
+  /**
+   * Whether a child of `parentId` is this bridge's: always with `scope: "server"`; with
+   * `scope: "tui"`, when the parent is a child this bridge tracks, or a session its TUI showed
+   * and no other live bridge's TUI showed since.
+   */
+  #drives(parentId: SessionId): boolean {
+    if (this.#ctx.scope !== "tui" || this.#sessions.has(parentId)) return true;
+    if (!this.#views.has(parentId)) return false;
+    const holder = this.#holder(parentId);
+    return holder === null || holder === this.#deps.owner ||
+      !ownerAlive(this.#deps.processes, holder);
+  }
+
+  /** A child this bridge does not drive: no record, no pane, said once at creation. */
+  #notDriven(id: SessionId, parentId: SessionId): void {
+    const elsewhere = this.#views.has(parentId);
+    this.#deps.log.debug(`${id}: not this TUI's child (parent ${parentId})`);
+    this.#deps.emit({
+      type: "pane.skipped",
+      sessionID: id,
+      reason: "not_driven",
+      hint: elsewhere
+        ? "Another OpenCode TUI showed its parent session more recently; its pane opens there"
+        : "Its parent session is not open in this OpenCode TUI (it runs from another TUI, `opencode run`, the web UI or another machine); open the parent here to see its next children",
+    });
+  }
+
+  /** The TUI shows `id` now: its next children are this bridge's. */
+  #view(id: SessionId): void {
+    if (!this.#views.show(id)) return;
+    try {
+      this.#deps.claims?.claim(id);
+    } catch (err) {
+      this.#deps.log.warn(`cannot record that this TUI shows ${id}: ${(err as Error).message}`);
+    }
+  }
+
+  #holder(id: SessionId): string | null {
+    try {
+      return this.#deps.claims?.holder(id) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  #release(id: SessionId): void {
+    try {
+      this.#deps.claims?.release(id);
+    } catch { /* a claim left behind names a bridge that is gone: it counts for nothing */ }
   }
 
   /** A new child beyond `max_tracked_sessions`: no record, no pane, said once at creation. */
@@ -346,9 +411,11 @@ export class SessionLoop {
     const { serverUrl, auth } = this.#ctx;
     if (!serverUrl || !this.#deps.server) return null;
     // The key holds the password only in memory, to notice changed credentials; never logged.
-    const key = `${serverUrl}\0${auth?.username ?? ""}\0${auth?.password ?? ""}`;
+    const key = `${serverUrl}\0${this.#ctx.line ?? ""}\0${auth?.username ?? ""}\0${
+      auth?.password ?? ""
+    }`;
     if (this.#client?.key !== key) {
-      this.#client = { key, client: this.#deps.server(serverUrl, auth) };
+      this.#client = { key, client: this.#deps.server(serverUrl, auth, this.#ctx.line) };
     }
     return this.#client.client;
   }

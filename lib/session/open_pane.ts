@@ -7,7 +7,8 @@
  */
 
 import type { SpawnRequest } from "../backend/backend.ts";
-import { attachArgv, attachEnv } from "../opencode/attach.ts";
+import { lineById, type OpencodeLine } from "../opencode/line.ts";
+import { V1 } from "../opencode/v1/line.ts";
 import { waitUntilReady } from "../opencode/readiness.ts";
 import { newSpawnToken } from "../backend/spawn_token.ts";
 import { type MuxError, toMuxError } from "../sys/errors.ts";
@@ -51,6 +52,18 @@ export function directoryOf(record: SessionRecord, env: LoopEnv, warn = false): 
 }
 
 /**
+ * The OpenCode line of the server a child's pane shows: as the plugin said, else as the client
+ * found on its first answer (readiness comes first), else 1.x.
+ *
+ * @param env The loop's context and deps.
+ * @returns The line.
+ */
+export function lineOfServer(env: LoopEnv): OpencodeLine {
+  if (env.ctx.line !== undefined) return lineById(env.ctx.line);
+  return env.client()?.line ?? V1;
+}
+
+/**
  * Builds the spawn request for a child, or the reason there can be none.
  *
  * @param record The child.
@@ -75,19 +88,27 @@ export function paneRequest(
         "No server URL is known: send bridge.hello with serverUrl or pass --url (the plugin from `muxbridge install` does; or start OpenCode with --port 0)",
     };
   }
-  if (ctx.auth && !ctx.backend.capabilities.env) {
+  const dir = directoryOf(record, env, true);
+  const program = lineOfServer(env).pane({
+    bin: env.config.opencode_bin,
+    url: ctx.serverUrl,
+    sessionId: record.id,
+    dir,
+    ...(ctx.auth ? { auth: ctx.auth } : {}),
+    ownsTitle: ctx.backend.capabilities.title,
+  });
+  if (Object.keys(program.env).length > 0 && !ctx.backend.capabilities.env) {
     return {
       skip: "auth_unsupported",
       hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
     };
   }
-  const dir = directoryOf(record, env, true);
   return {
     sessionId: record.id,
     title: record.title,
-    argv: attachArgv(env.config.opencode_bin, ctx.serverUrl, record.id, dir),
+    argv: program.argv,
     cwd: dir,
-    env: attachEnv(ctx.auth),
+    env: program.env,
     owner: env.deps.owner,
   };
 }
@@ -156,12 +177,15 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
   const { deps, ctx } = env;
   const backend = ctx.backend!;
   const openedAt = () => new Date(deps.clock.now()).toISOString();
+  const line = lineOfServer(env);
   const fields = {
     sessionId: record.id,
     title: record.title,
     owner: deps.owner,
     ...(ctx.serverUrl ? { server: ctx.serverUrl } : {}),
     directory: req.cwd,
+    // 1.x records leave it out, as every record before 2.x support did.
+    ...(line.id === 1 ? {} : { opencode: line.id }),
   };
   const view = viewOf(record, { statusInTitle: env.config.status_in_title });
   const token = newSpawnToken();

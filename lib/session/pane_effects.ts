@@ -10,7 +10,7 @@
 import { toMuxError } from "../sys/errors.ts";
 import type { PaneId } from "../sys/validate.ts";
 import type { CloseReason } from "./events.ts";
-import { closePane, terminateSurvivor } from "./close_pane.ts";
+import { closePane, interruptOf, terminateSurvivor } from "./close_pane.ts";
 import type { MachineEvent, SessionRecord } from "./machine/mod.ts";
 import { directoryOf } from "./open_pane.ts";
 import type { LoopEnv, Session } from "./session.ts";
@@ -56,6 +56,7 @@ export async function closeSessionPane(
       processes: env.deps.processes,
       pid: handle?.record.pid,
       pidStart: handle?.record.pidStart,
+      interrupt: interruptOf(handle?.record),
     });
     env.deps.log.debug(`${id}: closed ${paneId} (${reason}) ${JSON.stringify(result)}`);
     return { type: "closed" };
@@ -93,7 +94,8 @@ export async function recheckSession(record: SessionRecord, env: LoopEnv): Promi
       env.deps.log.debug(`${id}: idle confirmation: ${(r.reason as Error).message}`);
     }
   }
-  const seen = polled.status === "fulfilled" ? polled.value.get(id)?.status ?? "absent" : "unknown";
+  const said = polled.status === "fulfilled" ? polled.value.get(id)?.status ?? "absent" : "unknown";
+  const seen = said === "running" ? "busy" : said;
   const status = seen === "busy"
     ? "busy"
     : session.status === "fulfilled" && session.value === null

@@ -99,6 +99,9 @@ export const PaneRecordSchema = z.strictObject({
   directory: safeText(MAX_DIRECTORY).refine((v) => v.startsWith("/") || /^[A-Za-z]:[\\/]/.test(v))
     .optional(),
   pid: z.number().int().min(2).max(2 ** 22).optional(),
+  opencode: z.union([z.literal(1), z.literal(2)]).optional().describe(
+    "The OpenCode line of the server the pane shows (absent: 1.x): how a close interrupts its program",
+  ),
   pidStart: z.string().regex(/^\d{1,20}$/).optional().describe(
     "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
   ),

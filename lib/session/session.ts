@@ -7,7 +7,8 @@
 
 import type { Backend } from "../backend/backend.ts";
 import type { Config } from "../config/config.ts";
-import type { Credentials } from "../opencode/attach.ts";
+import type { Credentials } from "../opencode/credentials.ts";
+import type { LineId } from "../opencode/line.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import type { Clock, TimerId } from "../sys/clock.ts";
 import type { Logger } from "../sys/log.ts";
@@ -16,6 +17,7 @@ import type { PaneMessage, SkipReason } from "./events.ts";
 import type { LostSpawn } from "./lost_spawns.ts";
 import type { SessionRecord } from "./machine/mod.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
+import type { Claims } from "./views.ts";
 
 /** The pane a session holds: the backend that opened it and its durable record. */
 export interface PaneHandle {
@@ -67,6 +69,14 @@ export interface LoopContext {
   directory: string;
   /** Credentials for the server; they reach panes only through the backend's environment. */
   auth?: Credentials;
+  /** The server's OpenCode line when the plugin said it; otherwise the client finds it out. */
+  line?: LineId;
+  /**
+   * Which children are this bridge's: `server`, every child on the server (OpenCode 1.x: the
+   * server is the TUI's own); `tui`, only children of sessions the plugin's TUI showed
+   * (`bridge.view`; OpenCode 2.x: one service serves every TUI of the user).
+   */
+  scope?: "server" | "tui";
 }
 
 /** What the loop is built from. */
@@ -90,7 +100,12 @@ export interface SessionLoopDeps {
    * attaches, polls `/session/status` while children are tracked, and rechecks a child before an
    * idle close; without it (tests, the demo) none of these happen.
    */
-  server?: (url: string, auth?: Credentials) => OpencodeClient;
+  server?: (url: string, auth?: Credentials, line?: LineId) => OpencodeClient;
+  /**
+   * Claims shared by the bridges of one user: which bridge's TUI showed a parent session last
+   * (`scope: "tui"`). Without it a bridge counts only its own views.
+   */
+  claims?: Claims;
 }
 
 /** What the effect runners work with: the loop's deps, its current context, config and client. */

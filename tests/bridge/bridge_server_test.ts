@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import type { Credentials } from "../../lib/opencode/attach.ts";
+import type { Credentials } from "../../lib/opencode/credentials.ts";
 import { type BridgeIO, runBridge } from "../../lib/bridge/bridge.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
 import { type Config, resolveConfig } from "../../lib/config/config.ts";
@@ -48,6 +48,8 @@ function start(
     config?: Partial<Config>;
     env?: Credentials;
     url?: string;
+    /** What the bridge finds for a server itself (a 2.x service's password). */
+    discover?: (url: string, line: number) => Credentials | undefined;
   } = {},
 ): Run {
   const clock = createFakeClock();
@@ -89,8 +91,14 @@ function start(
       ...opts.config,
     },
   });
-  const client = (url: string, auth?: Credentials) =>
-    createOpencodeClient({ url, fetch: server.fetch, clock, ...(auth ? { auth } : {}) });
+  const client = (url: string, auth?: Credentials, line?: 1 | 2) =>
+    createOpencodeClient({
+      url,
+      fetch: server.fetch,
+      clock,
+      ...(auth ? { auth } : {}),
+      ...(line === undefined ? {} : { line }),
+    });
   const running = runBridge({
     io,
     log,
@@ -101,6 +109,7 @@ function start(
       ...(opts.env ? { auth: opts.env } : {}),
     },
     resolveConfig: () => config,
+    ...(opts.discover ? { discover: opts.discover } : {}),
     select: () =>
       Promise.resolve({ ok: true, backend, probe: { binary: "fake", version: "1.0.0" } }),
     loopDeps: (c, emit) => ({
@@ -374,4 +383,68 @@ Deno.test("runBridge() holds an idle close while bridge.job runs, closes when it
     ["ses_a", "idle"],
   ]);
   await r.finish();
+});
+
+Deno.test("a 2.x plugin's hello: the bridge finds the service password itself and opens only its TUI's children", async () => {
+  const server = createFakeOpencode();
+  server.line = 2;
+  server.version = "2.1.2";
+  server.password = "svc-pw";
+  const asked: string[] = [];
+  const run = start({
+    server,
+    url: "",
+    discover: (url, line) => {
+      asked.push(`${url} ${line}`);
+      return { username: "opencode", password: "svc-pw" };
+    },
+  });
+  const SVC = "http://127.0.0.1:49374";
+  run.send({
+    type: "bridge.hello",
+    serverUrl: SVC,
+    directory: "/p",
+    opencode: "2.1.2",
+    scope: "tui",
+  });
+  run.send({ type: "bridge.view", sessionID: "ses_mine" });
+  for (const [child, parent] of [["ses_c1", "ses_mine"], ["ses_c2", "ses_theirs"]]) {
+    server.busy(child);
+    run.send({
+      type: "session.created",
+      location: { directory: "/p" },
+      data: { sessionID: child, parentID: parent, title: `child ${child}` },
+    });
+    run.send({ type: "session.execution.started", data: { sessionID: child } });
+  }
+  await run.clock.advance(200);
+  assert.deepEqual(asked, [`${SVC} 2`]);
+  const said = run.out.map((m) => `${m.type} ${"sessionID" in m ? m.sessionID : ""}`);
+  assert.ok(said.includes("pane.opened ses_c1"), said.join("; "));
+  assert.ok(said.includes("pane.skipped ses_c2"), said.join("; "));
+  const pane = [...run.backend.panes.values()][0];
+  assert.equal(pane.req.env.OPENCODE_PASSWORD, "svc-pw");
+  assert.ok(pane.req.argv.includes("--server"));
+  assert.ok(!run.logs.some((l) => l.includes("svc-pw")));
+  assert.ok(!JSON.stringify(run.out).includes("svc-pw"));
+  assert.equal(await run.finish(), 0);
+});
+
+Deno.test("a 1.x plugin's hello (no opencode field) asks for nothing and keeps every child", async () => {
+  const asked: string[] = [];
+  const run = start({ discover: (url) => (asked.push(url), undefined) });
+  run.send({ type: "bridge.hello", serverUrl: URL, directory: "/work" });
+  run.server.busy("ses_c");
+  run.send({
+    type: "session.created",
+    properties: { info: { id: "ses_c", parentID: "ses_p", title: "c", directory: "/w" } },
+  });
+  run.send({
+    type: "session.status",
+    properties: { sessionID: "ses_c", status: { type: "busy" } },
+  });
+  await run.clock.advance(200);
+  assert.deepEqual(asked, []);
+  assert.ok(run.out.some((m) => m.type === "pane.opened"));
+  assert.equal(await run.finish(), 0);
 });

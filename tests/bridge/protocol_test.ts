@@ -380,6 +380,50 @@ Deno.test("parseLine() reads bridge.job, running or not", () => {
   invalidMessage(parseLine(job("paused")), /key "status"/);
 });
 
+Deno.test("parseLine() reads a 2.x plugin's bridge.hello with its OpenCode version and scope", () => {
+  const r = parseLine(JSON.stringify({
+    type: "bridge.hello",
+    serverUrl: "http://127.0.0.1:49374",
+    directory: "/p",
+    opencode: "2.1.2",
+    scope: "tui",
+  }));
+  assert.ok(r.kind === "hello" && r.hello.opencode === "2.1.2" && r.hello.scope === "tui");
+  invalidMessage(
+    parseLine(JSON.stringify({
+      type: "bridge.hello",
+      serverUrl: "http://127.0.0.1:49374",
+      directory: "/p",
+      scope: "everyone",
+    })),
+    /scope/,
+  );
+});
+
+Deno.test("parseLine() reads bridge.view and checks its session id", () => {
+  assert.deepEqual(parseLine('{"type":"bridge.view","sessionID":"ses_P"}'), {
+    kind: "view",
+    sessionId: "ses_P",
+  });
+  invalidMessage(parseLine('{"type":"bridge.view","sessionID":"../x"}'), /session id/);
+  invalidMessage(parseLine('{"type":"bridge.view","sessionID":"ses_P","tab":1}'), /tab/);
+});
+
+Deno.test("parseLine() reads 2.x events with data as 2.x's, 1.x events with properties as 1.x's", () => {
+  assert.deepEqual(
+    parseLine(JSON.stringify({
+      id: "evt_1",
+      type: "session.execution.succeeded",
+      data: { sessionID: "ses_C" },
+    })),
+    { kind: "status", sessionId: "ses_C", status: "idle" },
+  );
+  assert.deepEqual(
+    parseLine('{"type":"session.idle","properties":{"sessionID":"ses_C"}}'),
+    { kind: "status", sessionId: "ses_C", status: "idle" },
+  );
+});
+
 Deno.test("parseLine() reads bridge.ping with a string, number or no id", () => {
   assert.deepEqual(parseLine('{"type":"bridge.ping","id":"a"}'), { kind: "ping", id: "a" });
   assert.deepEqual(parseLine('{"type":"bridge.ping","id":7}'), { kind: "ping", id: 7 });
@@ -450,8 +494,11 @@ Deno.test("protocolJsonSchema() holds every message type, in and out", () => {
     "session.deleted",
     "session.status",
     "session.idle",
+    "session.created",
+    "session.renamed",
     "bridge.hello",
     "bridge.job",
+    "bridge.view",
     "bridge.ping",
     "bridge.shutdown",
     "ready",

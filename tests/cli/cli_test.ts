@@ -298,7 +298,7 @@ Deno.test("parseInvocation() shows the command list for --help and -h", () => {
     const text = helps(argv);
     assert.equal(text, usageText(TABLE, BACKENDS));
     for (const c of TABLE) assert.match(text, new RegExp(`^  ${c.name} +${c.summary}$`, "m"));
-    assert.match(text, /--config VALUE/);
+    assert.match(text, /--config FILE/);
     assert.match(text, /Exit codes: 0 ok, 1 failed, 2 usage, 3 environment/);
   }
 });
@@ -313,11 +313,114 @@ Deno.test("parseInvocation() shows a command's help for cmd --help, before check
 
 Deno.test("commandHelp() lists the command's flags and --json only where it has JSON", () => {
   const spawn = commandHelp(TABLE[0]);
-  for (const flag of ["--session VALUE", "--url VALUE", "--dir VALUE", "--title VALUE", "--json"]) {
+  // A string flag takes the name its usage line gives it (`--session ID`), else VALUE.
+  for (const flag of ["--session ID", "--url URL", "--dir DIR", "--title T", "--json"]) {
     assert.ok(spawn.includes(flag), flag);
   }
   assert.ok(!commandHelp(TABLE[3]).includes("--json"));
   assert.ok(commandHelp(TABLE[1]).includes("  --force  Any pane"));
+});
+
+/** The column each line of a help section's list starts its description at. */
+function descriptionColumns(text: string, heading: string): number[] {
+  const lines = text.split("\n");
+  const from = lines.indexOf(heading) + 1;
+  assert.ok(from > 0, `help has "${heading}"`);
+  const rows = lines.slice(from, lines.indexOf("", from));
+  assert.ok(rows.length > 0, `"${heading}" lists something`);
+  return rows.map((l) => {
+    const m = /^ {2}(\S+(?: \S+)*?)( {2,})\S/.exec(l);
+    assert.ok(m, `a row of two columns: ${JSON.stringify(l)}`);
+    return 2 + m[1].length + m[2].length;
+  });
+}
+
+Deno.test("usageText() aligns the commands and the global flags, each in one column", () => {
+  const text = usageText(COMMANDS, BACKENDS);
+  for (const heading of ["Commands:", "Global flags:"]) {
+    assert.equal(new Set(descriptionColumns(text, heading)).size, 1, heading);
+  }
+  assert.match(text, /^ {2}-h, --help +Show help$/m);
+  assert.match(text, /^ {2}--log-level LEVEL +Log level: debug\|info\|warn\|error$/m);
+  assert.match(text, /^ {2}--backend NAME +Backend: auto\|none\|tmux\|/m);
+});
+
+Deno.test("commandHelp() aligns each real command's flags, --json included", () => {
+  for (const c of COMMANDS) {
+    const text = commandHelp(c);
+    if (!text.includes("\nFlags:\n")) continue;
+    assert.equal(new Set(descriptionColumns(text, "Flags:")).size, 1, c.name);
+    // Every string flag's value is named by the usage line, never the VALUE fallback.
+    assert.ok(!text.includes(" VALUE "), `${c.name}: ${text}`);
+  }
+});
+
+// ---------------------------------------------------------------- did you mean
+
+Deno.test("parseInvocation() suggests the command or flag a typo meant, in the hint", () => {
+  const cases: Array<{ argv: string[]; message: string; hint: string }> = [
+    {
+      argv: ["lsit"],
+      message: 'Cannot run unknown command "lsit"',
+      hint: 'Did you mean "list"?',
+    },
+    {
+      argv: ["--json", "doctr", "--url", "http://h:1"],
+      message: 'Cannot run unknown command "doctr"',
+      hint: 'Did you mean "doctor"?',
+    },
+    {
+      argv: ["frobnicate"],
+      message: 'Cannot run unknown command "frobnicate"',
+      hint: "Run `muxbridge --help` for the list",
+    },
+    {
+      argv: ["list", "--jsn"],
+      message: 'Cannot run list: unknown flag "--jsn"',
+      hint: 'Did you mean "--json"?',
+    },
+    {
+      argv: ["cleanup", "--dryrun"],
+      message: 'Cannot run cleanup: unknown flag "--dryrun"',
+      hint: 'Did you mean "--dry-run"?',
+    },
+    {
+      argv: ["--verison"],
+      message: 'Cannot run muxbridge: unknown flag "--verison"',
+      hint: 'Did you mean "--version"?',
+    },
+    {
+      argv: ["-v"],
+      message: 'Cannot run muxbridge: unknown flag "-v"',
+      hint: 'Did you mean "--version"?',
+    },
+    {
+      argv: ["close", "%1", "-f"],
+      message: 'Cannot run close: unknown flag "-f"',
+      hint: 'Did you mean "--force"?',
+    },
+    {
+      // -l: --log-level or --log-file; no guess.
+      argv: ["list", "-l"],
+      message: 'Cannot run list: unknown flag "-l"',
+      hint: "Run `muxbridge list --help` for its flags",
+    },
+    {
+      // A flag of another command is no typo of this one's.
+      argv: ["list", "--force"],
+      message: 'Cannot run list: unknown flag "--force"',
+      hint: "Run `muxbridge list --help` for its flags",
+    },
+  ];
+  for (const c of cases) {
+    assert.throws(() => parseInvocation(c.argv, COMMANDS, BACKENDS), (err: Error) => {
+      const e = err as Error & { code?: string; hint?: string };
+      assert.equal(e.code, "usage", c.argv.join(" "));
+      assert.equal(e.message, c.message, c.argv.join(" "));
+      assert.equal(e.hint, c.hint, c.argv.join(" "));
+      return true;
+    });
+  }
 });
 
 // ---------------------------------------------------------------- the real command table

@@ -1,8 +1,10 @@
 /**
- * A fake OpenCode server: the three routes muxbridge calls (`/global/health`,
- * `/session/status`, `/session/:id`), shaped like the real server's answers (research
- * `opencode-peer.md` §3–4: idle sessions are absent from the status map, a deleted session is a
- * 404 with a NotFoundError body, retry is `{type:"retry",…}`). A test flips it between up,
+ * A fake OpenCode server, either line: the three routes muxbridge calls, shaped like the real
+ * server's answers. 1.x (`/global/health`, `/session/status`, `/session/:id`): idle sessions are
+ * absent from the status map, a deleted session is a 404 with a NotFoundError body, retry is
+ * `{type:"retry",…}`. 2.x (`/api/info`, `/api/session/active`, `/api/session/{id}`, Basic auth on
+ * `/api/*` only): the active map lists running sessions as `{type:"running"}`, every other path
+ * answers the web UI's page (`docs/opencode.md`). A test flips it between up,
  * down (connection refused), hanging (accepted, never answered: the server before its listening
  * line) and 401, and reads every request it got. As a `fetch` it runs in-process; the same
  * handler also serves real HTTP (`tests/helpers/fake_opencode_server.ts`).
@@ -24,6 +26,8 @@ export interface FakeOpencode {
   handle(req: Request): Promise<Response>;
   /** How it answers now. @default "up" */
   mode: FakeMode;
+  /** Which OpenCode line it plays. @default 1 */
+  line: 1 | 2;
   /** The version `/global/health` reports (null: the field is left out). @default "1.18.33" */
   version: string | null;
   /** Sessions `GET /session/:id` knows; every other id is a 404 (unless `knowAll`). */
@@ -59,6 +63,7 @@ const json = (body: unknown, status = 200) =>
 export function createFakeOpencode(): FakeOpencode {
   const fake: FakeOpencode = {
     mode: "up",
+    line: 1,
     version: "1.18.33",
     known: new Set(),
     knowAll: false,
@@ -91,6 +96,7 @@ export function createFakeOpencode(): FakeOpencode {
           req.signal.addEventListener("abort", fail, { once: true });
         });
       }
+      if (fake.line === 2) return Promise.resolve(v2(fake, url, auth));
       if (fake.mode === "401" || (fake.password !== null && !accepts(auth, fake.password))) {
         return Promise.resolve(new Response("Unauthorized", { status: 401 }));
       }
@@ -133,6 +139,34 @@ export function createFakeOpencode(): FakeOpencode {
     },
   };
   return fake;
+}
+
+/** The 2.x service's page, served on every path that is not `/api/…`, without auth. */
+const WEB_PAGE = '<!doctype html>\n<html lang="en"><head><title>OpenCode</title></head></html>';
+
+function v2(fake: FakeOpencode, url: URL, auth: string | null): Response {
+  if (!url.pathname.startsWith("/api/")) {
+    return new Response(WEB_PAGE, { headers: { "content-type": "text/html" } });
+  }
+  if (fake.mode === "401" || (fake.password !== null && !accepts(auth, fake.password))) {
+    return json({ _tag: "UnauthorizedError", message: "Authentication required" }, 401);
+  }
+  if (url.pathname === "/api/info") {
+    return json({ version: fake.version ?? "2.1.2", pid: 4242, urls: [url.origin] });
+  }
+  if (url.pathname === "/api/session/active") {
+    const data: Record<string, unknown> = {};
+    for (const id of fake.status.keys()) data[id] = { type: "running" };
+    return json({ data });
+  }
+  const m = /^\/api\/session\/([^/]+)$/.exec(url.pathname);
+  if (m) {
+    const id = decodeURIComponent(m[1]);
+    return !fake.removed.has(id) && (fake.known.has(id) || (fake.knowAll && id.startsWith("ses_")))
+      ? json({ data: { id, title: "child", location: { directory: "/" } } })
+      : json({ _tag: "SessionNotFoundError", sessionID: id }, 404);
+  }
+  return json({ _tag: "NotFound" }, 404);
 }
 
 function accepts(header: string | null, password: string): boolean {

@@ -174,7 +174,9 @@ Deno.test("a 404 from a route other than a session lookup is not null", async ()
 
 Deno.test("an answer that is not JSON is unparseable_output with the text cut short", async () => {
   const html = `<!doctype html><title>Not OpenCode</title>${"x".repeat(1000)}`;
-  const fake = createFakeFetch().on(`${URL_}/global/health`, { body: html });
+  // A page where 1.x's health is: the client asks 2.x's route too before it gives up.
+  const fake = createFakeFetch().on(`${URL_}/global/health`, { body: html })
+    .on(`${URL_}/api/info`, { status: 404, body: "not found" });
   await assert.rejects(client(fake).health(), (err: Error & { code: string; hint: string }) => {
     assert.equal(err.code, "unparseable_output");
     assert.match(

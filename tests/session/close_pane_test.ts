@@ -263,3 +263,43 @@ Deno.test("closePane() still ends what an ended program left in its group, after
   assert.ok(order.indexOf("SIGTERM") > order.indexOf("kill answered"));
   assert.deepEqual([...processes.living], []);
 });
+
+Deno.test("closePane() with interrupt signal sends SIGTERM to the recorded program's group, not a typed Ctrl+C", async () => {
+  const { backend, paneId } = await paneWithPid(777);
+  const processes = fakeProcesses([777]);
+  const clock = createFakeClock();
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 777,
+      pidStart: "100",
+      interrupt: "signal",
+    }),
+  );
+  assert.equal(processes.signals[0], "SIGTERM -777");
+  assert.ok(!backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+  assert.equal(result.alreadyGone, false);
+});
+
+Deno.test("closePane() with interrupt signal types Ctrl+C when the program is not the recorded one", async () => {
+  const { backend, paneId } = await paneWithPid(777);
+  // The recorded pid now belongs to a later process (another start stamp): never signalled.
+  const processes = fakeProcesses([777]);
+  processes.starts.set(777, "999");
+  const clock = createFakeClock();
+  await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 777,
+      pidStart: "100",
+      interrupt: "signal",
+    }),
+  );
+  assert.ok(backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+});

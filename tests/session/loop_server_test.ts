@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { Credentials } from "../../lib/opencode/attach.ts";
+import type { Credentials } from "../../lib/opencode/credentials.ts";
 import type { Logger } from "../../lib/sys/log.ts";
 import { createOpencodeClient } from "../../lib/opencode/client.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
@@ -399,7 +399,7 @@ Deno.test("SessionLoop skips with server_unreachable when requests hang (a serve
   assert.equal(h.clock.pending(), 0);
 });
 
-Deno.test("SessionLoop refuses an OpenCode whose attach differs (2.x) with unsupported_version", async () => {
+Deno.test("SessionLoop refuses an OpenCode version outside every supported range with unsupported_version", async () => {
   const h = setup();
   h.server.version = "2.0.1";
   h.server.known.add("ses_a");
@@ -407,7 +407,7 @@ Deno.test("SessionLoop refuses an OpenCode whose attach differs (2.x) with unsup
   await h.clock.advance(10);
   const m = h.out[0];
   assert.ok(m?.type === "pane.skipped" && m.reason === "unsupported_version");
-  assert.match(m.hint, /attach/);
+  assert.match(m.hint, /outside the versions muxbridge supports/);
   assert.equal(h.backend.log.length, 0);
 });
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Credentials } from "../../opencode/attach.ts";
+import type { Credentials } from "../../opencode/credentials.ts";
 import type { Backend, BackendDeps } from "../../backend/backend.ts";
 import {
   type Config,
@@ -17,6 +17,7 @@ import {
 import { MuxError } from "../../sys/errors.ts";
 import { detectIdentity } from "../../backend/identity.ts";
 import { createOpencodeClient, type OpencodeClient } from "../../opencode/client.ts";
+import type { LineId } from "../../opencode/line.ts";
 import { createPaneStore, type PaneStore } from "../../session/pane_store.ts";
 import { selectBackend } from "../../backend/select.ts";
 import type { CliDeps, GlobalFlags } from "./_command.ts";
@@ -106,12 +107,18 @@ export async function openBackend(config: Config, deps: CliDeps): Promise<Backen
  * @param auth Credentials, if any.
  * @returns The client.
  */
-export function serverClient(deps: CliDeps, url: string, auth?: Credentials): OpencodeClient {
+export function serverClient(
+  deps: CliDeps,
+  url: string,
+  auth?: Credentials,
+  line?: LineId,
+): OpencodeClient {
   return createOpencodeClient({
     url,
     fetch: deps.fetch,
     clock: deps.clock,
     ...(auth ? { auth } : {}),
+    ...(line === undefined ? {} : { line }),
   });
 }
 

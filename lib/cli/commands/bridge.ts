@@ -4,7 +4,12 @@
  * @module
  */
 
-import { type Credentials, envCredentials } from "../../opencode/attach.ts";
+import {
+  type Credentials,
+  envCredentials,
+  serviceCredentialsFor,
+} from "../../opencode/credentials.ts";
+import type { LineId } from "../../opencode/line.ts";
 import { runBridge } from "../../bridge/bridge.ts";
 import { runCleanup } from "../../session/cleanup.ts";
 import { stateDir } from "../../config/config.ts";
@@ -14,6 +19,7 @@ import { ownerStamp } from "../../sys/processes.ts";
 import { selectBackend } from "../../backend/select.ts";
 import type { Command } from "./_command.ts";
 import { backendDeps, callerPanes, loadConfig, serverClient } from "./_context.ts";
+import { createClaims } from "../../session/views.ts";
 import { dirFlag, urlFlag } from "./_flags.ts";
 
 /** The `bridge` command. */
@@ -57,7 +63,8 @@ export const bridgeCommand: Command = {
     const log = createLogger(base.log_level, base.log_file ? fileSink(base.log_file) : stderrSink);
     const owner = ownerStamp(deps.processes);
     const auth = envCredentials(deps.env);
-    const client = (url: string, credentials?: Credentials) => serverClient(deps, url, credentials);
+    const client = (url: string, credentials?: Credentials, line?: LineId) =>
+      serverClient(deps, url, credentials, line);
     const code = await runBridge({
       io: deps.bridgeIO(),
       log,
@@ -67,6 +74,10 @@ export const bridgeCommand: Command = {
         directory,
         ...(auth ? { auth } : {}),
       },
+      discover: (url, line) =>
+        line === 2
+          ? envCredentials(deps.env, 2) ?? serviceCredentialsFor(url, deps.env)
+          : envCredentials(deps.env, line),
       resolveConfig: (hello) => hello === undefined ? base : loadConfig(inv.global, deps, hello),
       select: (config) => selectBackend({ ...backendDeps(config, deps), log }, deps.backends),
       loopDeps: (config, emit) => ({
@@ -79,6 +90,7 @@ export const bridgeCommand: Command = {
         processes: deps.processes,
         owner,
         server: client,
+        claims: createClaims(store.dir, owner),
       }),
       reclaim: (backend, grant, onCorrupt) =>
         runCleanup({

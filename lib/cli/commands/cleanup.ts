@@ -4,7 +4,7 @@
  * @module
  */
 
-import { envCredentials } from "../../opencode/attach.ts";
+import { envCredentials } from "../../opencode/credentials.ts";
 import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
 import { selectBackend } from "../../backend/select.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { closePane } from "../../session/close_pane.ts";
+import { closePane, interruptOf } from "../../session/close_pane.ts";
 import { MuxError } from "../../sys/errors.ts";
 import type { Command } from "./_command.ts";
 import { callerPanes, loadConfig, openBackend, paneStore } from "./_context.ts";
@@ -65,6 +65,7 @@ export const closeCommand: Command = {
       signal: deps.signal,
       pid: record?.pid,
       pidStart: record?.pidStart,
+      interrupt: interruptOf(record),
     });
     store.remove(backend.name, paneId);
     if (record?.token !== undefined) store.removeExit(record.token);

@@ -5,13 +5,13 @@
  * @module
  */
 
-import { envCredentials } from "../../opencode/attach.ts";
+import { findCredentials } from "../../opencode/credentials.ts";
 import type { Check } from "../../backend/backend.ts";
 import { failedCheck } from "../../backend/failed_check.ts";
 import { detectedTitles } from "../../backend/hints.ts";
 import type { Config } from "../../config/config.ts";
 import { toMuxError } from "../../sys/errors.ts";
-import { attachSupport, SUPPORTED_OPENCODE } from "../../opencode/version.ts";
+import { lineOf, supportedRanges } from "../../opencode/line.ts";
 import { selectBackend } from "../../backend/select.ts";
 import type { ServerUrl } from "../../sys/validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
@@ -32,21 +32,22 @@ async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
         hint: "Check the opencode_bin setting",
       };
     }
-    // Panes run this binary's `attach`: its version decides the command's syntax.
-    const verdict = attachSupport(version);
+    // Panes run this binary: its line decides the command (1.x attach, 2.x --server).
+    const verdict = lineOf(version);
     if (verdict.supported === false) {
       return {
         name: "opencode binary",
         status: "fail",
-        detail:
-          `${bin} ${version}: its attach differs from \`attach <url> --session <id> --dir <dir>\``,
+        detail: `${bin} ${version}: muxbridge supports ${supportedRanges()}`,
         hint: verdict.hint,
       };
     }
     return {
       name: "opencode binary",
       status: "pass",
-      detail: `${bin} ${version} (panes need ${SUPPORTED_OPENCODE})`,
+      detail: verdict.supported
+        ? `${bin} ${version} (OpenCode ${verdict.line.id}.x)`
+        : `${bin} ${version}`,
     };
   } catch (err) {
     const e = toMuxError(err);
@@ -54,7 +55,8 @@ async function opencodeCheck(bin: string, deps: CliDeps): Promise<Check> {
       name: "opencode binary",
       status: "fail",
       detail: e.message,
-      hint: `Install OpenCode (npm install -g opencode-ai) or set opencode_bin`,
+      hint:
+        "Install OpenCode (npm install -g @opencode/cli, or opencode-ai for 1.x) or set opencode_bin",
     };
   }
 }
@@ -81,7 +83,7 @@ function controlsCheck(config: Config): Check {
 
 /** Probes the server the way the bridge will: health, a session lookup, auth. */
 async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
-  const auth = envCredentials(deps.env);
+  const auth = findCredentials(url.url, deps.env);
   const client = serverClient(deps, url.url, auth);
   const checks: Check[] = [];
   const call = { signal: deps.signal };
@@ -119,15 +121,15 @@ async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
   return checks;
 }
 
-/** The server's version against the versions whose `attach` panes can run (issue 7 item 7). */
+/** The server's version against the versions muxbridge supports, on either line. */
 function serverVersionCheck(version: string | undefined): Check {
-  const verdict = attachSupport(version);
+  const verdict = lineOf(version);
   if (verdict.supported === null) {
     return {
       name: "server version",
       status: "warn",
       detail: "the server did not report its version",
-      hint: `Panes need OpenCode ${SUPPORTED_OPENCODE}; check \`opencode --version\``,
+      hint: `muxbridge supports OpenCode ${supportedRanges()}; check \`opencode --version\``,
     };
   }
   if (verdict.supported === false) {
@@ -141,7 +143,7 @@ function serverVersionCheck(version: string | undefined): Check {
   return {
     name: "server version",
     status: "pass",
-    detail: `OpenCode ${verdict.version} is in ${SUPPORTED_OPENCODE}`,
+    detail: `OpenCode ${verdict.version} (${verdict.line.id}.x, ${verdict.line.range})`,
   };
 }
 

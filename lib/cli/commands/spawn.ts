@@ -4,7 +4,7 @@
  * @module
  */
 
-import { attachArgv, attachEnv, envCredentials } from "../../opencode/attach.ts";
+import { findCredentials } from "../../opencode/credentials.ts";
 import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { cleanTitle } from "../../sys/validate.ts";
@@ -18,15 +18,16 @@ import { dirFlag, requiredFlag, sessionIdFlag, urlFlag } from "./_flags.ts";
 /** The `spawn` command. */
 export const spawnCommand: Command = {
   name: "spawn",
-  summary: "Open a pane attached to one OpenCode session",
+  summary: "Open a pane showing one OpenCode session",
   usage: "muxbridge spawn --session ID --url URL --dir DIR [--title T] [--json]",
   help: [
-    "Opens a pane next to the current one running `opencode attach URL --session ID --dir DIR`",
-    "(started by argv, never by your shell) and records it as owned by `cli`. Like the bridge, it",
-    "first waits up to readiness_timeout_ms for the server to answer and know the session, and",
-    "opens nothing (exit 1) when it does not.",
-    "Credentials come from OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD and reach the pane",
-    "only through its environment. When the attach fails, the pane stays failed_pane_hold_ms",
+    "Opens a pane next to the current one showing the session: `opencode attach URL --session ID",
+    "--dir DIR` on OpenCode 1.x, `opencode --server URL --session ID DIR` on 2.x (started by argv,",
+    "never by your shell), and records it as owned by `cli`. Like the bridge, it first waits up to",
+    "readiness_timeout_ms for the server to answer and know the session, and opens nothing (exit 1)",
+    "when it does not. Credentials come from OPENCODE_SERVER_USERNAME/OPENCODE_SERVER_PASSWORD",
+    "(1.x), OPENCODE_PASSWORD (2.x) or the 2.x service's state file, and reach the pane only",
+    "through its environment. When the pane's program fails, the pane stays failed_pane_hold_ms",
     "with what it printed and its exit code, then closes. Plain output is the pane id.",
     "",
     "Example:",
@@ -49,13 +50,7 @@ export const spawnCommand: Command = {
     // The state directory is checked (and created 0700) before a pane exists that it must record.
     const store = paneStore(config, deps);
     const backend = await openBackend(config, deps);
-    const auth = envCredentials(deps.env);
-    if (auth && !backend.capabilities.env) {
-      throw new MuxError(
-        "auth_unsupported",
-        `Cannot pass the server password to a ${backend.name} pane without exposing it`,
-      );
-    }
+    const auth = findCredentials(server.url, deps.env);
     // A pane that cannot attach is no success: check the server as the bridge does.
     const ready = await waitUntilReady({
       client: serverClient(deps, server.url, auth),
@@ -71,18 +66,33 @@ export const spawnCommand: Command = {
         hint: ready.hint,
       });
     }
+    const program = ready.line.pane({
+      bin: config.opencode_bin,
+      url: server.url,
+      sessionId,
+      dir,
+      ...(auth ? { auth } : {}),
+      ownsTitle: backend.capabilities.title,
+    });
+    if (Object.keys(program.env).length > 0 && !backend.capabilities.env) {
+      await backend.dispose?.();
+      throw new MuxError(
+        "auth_unsupported",
+        `Cannot pass the server password to a ${backend.name} pane without exposing it`,
+      );
+    }
     // The pending record names this process as its owner: should it die mid-spawn, `cleanup`
     // closes the pane the spawn made once this process is gone.
     const spawned = await spawnRecorded(backend, {
       sessionId,
       title,
       // A failed attach stays visible for failed_pane_hold_ms, then its pane closes by itself.
-      argv: holdArgv(attachArgv(config.opencode_bin, server.url, sessionId, dir), {
+      argv: holdArgv(program.argv, {
         holdMs: config.failed_pane_hold_ms,
         ownsTitle: backend.capabilities.title,
       }),
       cwd: dir,
-      env: attachEnv(auth),
+      env: program.env,
       owner: "cli",
       signal: deps.signal,
     }, {
@@ -92,6 +102,7 @@ export const spawnCommand: Command = {
       owner: ownerStamp(deps.processes),
       server: server.url,
       directory: dir,
+      ...(ready.line.id === 1 ? {} : { opencode: ready.line.id }),
     }, {
       store,
       clock: deps.clock,
@@ -116,6 +127,7 @@ export const spawnCommand: Command = {
       owner: "cli",
       server: server.url,
       directory: dir,
+      ...(ready.line.id === 1 ? {} : { opencode: ready.line.id }),
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
       ...(pidStart !== undefined ? { pidStart } : {}),
     });

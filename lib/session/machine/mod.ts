@@ -214,10 +214,13 @@ function see(record: SessionRecord, e: MachineEvent, now: number): SessionRecord
       break;
     case "poll":
       // A poll sent before the last status event is older news than that event.
-      if (e.at >= live.at) {
+      if (e.at >= live.at && !(e.status === "running" && live.state === "retry")) {
         live = seeStatus(
           live,
-          { status: e.status === "busy" ? "busy" : "idle", retry: e.retry },
+          {
+            status: e.status === "busy" || e.status === "running" ? "busy" : "idle",
+            retry: e.retry,
+          },
           now,
           false,
         );
@@ -242,7 +245,7 @@ function pollAsStatus(
   record: SessionRecord,
   poll: Extract<MachineEvent, { type: "poll" }>,
 ): MachineEvent | null {
-  return poll.at < record.activityAt || poll.status !== "busy"
+  return poll.at < record.activityAt || (poll.status !== "busy" && poll.status !== "running")
     ? null
     : { type: "status", status: "busy" };
 }

@@ -178,7 +178,8 @@ export type MachineEvent =
   }
   | {
     readonly type: "poll";
-    readonly status: "busy" | "idle" | "absent";
+    /** `running`: active, without saying whether it is retrying (a retry seen stays). */
+    readonly status: "busy" | "running" | "idle" | "absent";
     readonly at: number;
     /** Busy, retrying (the attempt). */
     readonly retry?: number;

@@ -1,22 +1,16 @@
 /**
- * The OpenCode events of the bridge protocol (`session.*`, parsed leniently: unknown fields are
- * ignored) and the answers every inbound line may get. `protocol.ts` dispatches to
- * {@linkcode parseSessionEvent}.
+ * OpenCode 1.x events, as a plugin's `event` hook receives them (`{type, properties}`), decoded
+ * into muxbridge's session facts (`../events.ts`). Parsed leniently: unknown fields are ignored,
+ * unknown types are `ignored`. Shapes: the `Event` union of `@opencode-ai/sdk` 1.18.33
+ * (`docs/opencode.md`, "What a child's live state and agent come from").
  *
  * @module
  */
 
 import { z } from "zod";
-import { describeIssues } from "../config/describe_issues.ts";
-import { toMuxError } from "../sys/errors.ts";
-import {
-  isSessionId,
-  MAX_DIRECTORY,
-  SESSION_ID,
-  type SessionId,
-  validateSessionId,
-} from "../sys/validate.ts";
-import type { LoopInput } from "../session/events.ts";
+import { isSessionId, MAX_DIRECTORY, SESSION_ID } from "../../sys/validate.ts";
+import type { DecodedEvent } from "../events.ts";
+import { retryAttempt, schemaError, sessionId } from "../_invalid.ts";
 
 /**
  * `properties.info` of a session event (lenient).
@@ -84,62 +78,10 @@ export const SessionIdleEventSchema = z.looseObject({
   properties: z.looseObject({ sessionID: z.string() }),
 });
 
-/**
- * A line that cannot be used: `invalid_json` or `invalid_message`, with its message.
- *
- * @internal
- */
-export interface InvalidLine {
-  kind: "invalid";
-  code: "invalid_json" | "invalid_message";
-  message: string;
-  /** A child whose id cannot be used: it gets `pane.skipped` (`invalid_id`) with this hint. */
-  skip?: { sessionID: string; hint: string };
-}
-
-/**
- * What a `session.*` line means: an input for the session loop, a line that cannot be used, or one
- * that is ignored (a root session, an error of no session).
- *
- * @internal
- */
-export type SessionLine = LoopInput | InvalidLine | { kind: "ignored"; type: string };
-
-/** An `invalid_message` answer. */
-export const invalid = (message: string): InvalidLine => ({
-  kind: "invalid",
-  code: "invalid_message",
-  message,
-});
-
-/**
- * The `invalid_message` answer of a line its schema refused.
- *
- * @internal
- */
-export function schemaError(type: string, issues: readonly z.core.$ZodIssue[]): InvalidLine {
-  return invalid(`Cannot use ${type}: ${describeIssues(issues)}`);
-}
-
-/**
- * Checks a session id where it enters: a session id, or the `invalid_message` its line gets
- * (with `pane.skipped` for a child that was just created).
- */
-export function sessionId(id: string, skipped: boolean): SessionId | InvalidLine {
-  try {
-    return validateSessionId(id);
-  } catch (err) {
-    const { message, hint } = toMuxError(err);
-    return skipped
-      ? { ...invalid(message), skip: { sessionID: id, hint: hint ?? message } }
-      : invalid(message);
-  }
-}
-
 function sessionEvent(
   kind: "created" | "updated" | "deleted",
   info: z.output<typeof SessionInfoSchema>,
-): SessionLine {
+): DecodedEvent {
   // A root session gets no pane and nothing is said, whatever its id (only children are ours).
   if (!info.parentID && kind !== "deleted" && !isSessionId(info.id)) {
     return { kind: "ignored", type: `session.${kind}` };
@@ -165,7 +107,7 @@ function sessionEvent(
  * @param value The parsed line.
  * @returns What it means.
  */
-export function parseSessionEvent(type: string, value: unknown): SessionLine {
+export function decodeV1Event(type: string, value: unknown): DecodedEvent {
   switch (type) {
     case "session.created":
     case "session.updated":
@@ -206,11 +148,4 @@ export function parseSessionEvent(type: string, value: unknown): SessionLine {
     default:
       return { kind: "ignored", type };
   }
-}
-
-/** A retry's attempt (1 or more), or 0 when the event gives none that can be used. */
-function retryAttempt(attempt: unknown): number {
-  return typeof attempt === "number" && Number.isSafeInteger(attempt) && attempt >= 1
-    ? Math.min(attempt, 1_000_000)
-    : 0;
 }
