@@ -109,7 +109,7 @@ Deno.test({
       const bridge = startBridge(["--url", oc.url, "--dir", oc.project], life.env);
       bridges.push(bridge);
       target = bridge;
-      await bridge.waitFor(is("ready"), 30_000);
+      await bridge.waitFor(is("ready"), 120_000);
       const parent = (await oc.createSession({ title: "status parent" })).id;
       const child = (await oc.createSession({ title: "status child", parentID: parent })).id;
       const opened = await bridge.waitFor(is("pane.opened", child), 120_000);
@@ -117,7 +117,7 @@ Deno.test({
 
       oc.mock.hold();
       await oc.prompt(child, "work for a while");
-      await oc.waitBusy(child, true, 30_000);
+      await oc.waitBusy(child, true, 120_000);
       await waitFor(
         clock,
         async () => (await display(pane, "#{pane_title}")).startsWith("[busy]"),
@@ -132,7 +132,7 @@ Deno.test({
       await oc.waitBusy(child, true, 1000);
 
       oc.mock.release();
-      await oc.waitBusy(child, false, 30_000);
+      await oc.waitBusy(child, false, 120_000);
       await waitFor(
         clock,
         async () => (await display(pane, "#{pane_title}")).startsWith("[idle]"),
@@ -150,7 +150,7 @@ Deno.test({
       );
       target = null;
       await bridge.endInput();
-      await bridge.waitFor(is("bye"), 30_000);
+      await bridge.waitFor(is("bye"), 120_000);
 
       // ---- 2. an attach that points at a server that is gone
       let second: ReturnType<typeof startBridge>;
@@ -161,7 +161,7 @@ Deno.test({
         proxy = dyingProxy(oc.url, (path) => path === `/session/${doomed}`);
         const b = startBridge(["--url", proxy.url, "--dir", oc.project], life.env);
         bridges.push(b);
-        await b.waitFor(is("ready"), 30_000);
+        await b.waitFor(is("ready"), 120_000);
         await b.send({
           type: "session.created",
           properties: {
@@ -188,7 +188,7 @@ Deno.test({
           `      the proxy died under a lookup the bridge had given up; again (${attempt})`,
         );
         await b.endInput();
-        await b.waitFor(is("bye"), 30_000);
+        await b.waitFor(is("bye"), 120_000);
         await proxy.close();
       }
       assert.ok(proxy.dead, "the server was gone before the pane's attach started");
@@ -212,7 +212,7 @@ Deno.test({
         "never reopened in a loop",
       );
       await second.endInput();
-      await second.waitFor(is("bye"), 30_000);
+      await second.waitFor(is("bye"), 120_000);
       assert.equal((await second.status).code, 0);
     } finally {
       for (const b of bridges) {
@@ -245,7 +245,7 @@ Deno.test({
     oc.fake.knowAll = true;
     const bridge = startBridge(["--url", `${oc.url}/`, "--dir", life.dir], life.env);
     try {
-      await bridge.waitFor(is("ready"), 30_000);
+      await bridge.waitFor(is("ready"), 120_000);
       const P = "ses_ctlParent", X = "ses_ctlExplore", A = "ses_ctlA", B = "ses_ctlB";
       await bridge.send(events.created(P, "parent", null, life.dir));
       await bridge.send(events.created(X, "Map the code (@explore subagent)", P, life.dir));
@@ -258,16 +258,16 @@ Deno.test({
         oc.fake.busy(id);
         await bridge.send(events.status(id, "busy"));
       }
-      const excluded = await bridge.waitFor(is("pane.skipped", X), 30_000);
+      const excluded = await bridge.waitFor(is("pane.skipped", X), 120_000);
       assert.equal(excluded.reason, "excluded");
-      const queued = await bridge.waitFor(is("pane.skipped", B), 30_000);
+      const queued = await bridge.waitFor(is("pane.skipped", B), 120_000);
       assert.deepEqual([queued.reason, queued.position], ["max_panes", 1]);
-      const a = await bridge.waitFor(is("pane.opened", A), 30_000);
+      const a = await bridge.waitFor(is("pane.opened", A), 120_000);
       oc.fake.idle(A);
       await bridge.send(events.status(A, "idle"));
       await bridge.send(events.idle(A));
-      await bridge.waitFor(is("pane.closed", A, "idle"), 30_000);
-      const b = await bridge.waitFor(is("pane.opened", B), 30_000);
+      await bridge.waitFor(is("pane.closed", A, "idle"), 120_000);
+      const b = await bridge.waitFor(is("pane.opened", B), 120_000);
       const live = (await life.server.tmux(["list-panes", "-a", "-F", "#{@muxbridge-session}"]))
         .split("\n").filter(Boolean);
       assert.deepEqual(live, [B], "the anchor has no mark; only B's pane is open");
@@ -288,7 +288,7 @@ Deno.test({
       assert.deepEqual(rows.map((r) => [r.sessionId, r.paneId, r.state]), [[B, b.paneId, "busy"]]);
       assert.equal(typeof rows[0].forMs, "number");
       await bridge.endInput();
-      await bridge.waitFor(is("bye"), 30_000);
+      await bridge.waitFor(is("bye"), 120_000);
       assert.equal((await bridge.status).code, 0);
     } finally {
       try {

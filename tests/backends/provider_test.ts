@@ -167,7 +167,7 @@ for (const { fault, code, restarts, what } of FAULTS) {
       await until(
         "the pane's program ran",
         async () => (await recordedLaunches(progDir)).length > 0,
-        { ms: 30_000 },
+        { ms: 120_000 },
       );
       // The lost spawn is resolved as the bridge does: at once, or on a later look.
       await waitFor(clock, async () => {
