@@ -86,3 +86,60 @@ export function parseJunit(xml: string): TestCase[] {
   }
   return cases;
 }
+
+/**
+ * Gives each test the test file it belongs to. Deno names a test by the module that called
+ * `Deno.test`, so tests a shared helper registers (the backend contract suite of
+ * `tests/backends/_contract.ts`) are named by the helper, not by the test file that ran it:
+ * such a test goes to the one file of `files` whose text imports the helper (`share` 1), or,
+ * when several do, is named `<helper> (via <file>, …)` with its time shared among them.
+ *
+ * @param cases Tests of one `deno test` process, files as Deno names them (`./x_test.ts`).
+ * @param files The test files that process ran (`x_test.ts`).
+ * @param source Reads a test file's text.
+ * @returns Each test with its file (`x_test.ts`, without `./`), and the files its time goes to.
+ *
+ * @example
+ * ```ts
+ * import { attributeCases } from "./_junit.ts";
+ * const [t] = attributeCases(
+ *   [{ file: "./h.ts", name: "a", ms: 10, failed: false, skipped: false, step: false }],
+ *   ["a_test.ts", "b_test.ts"],
+ *   (f) => (f === "a_test.ts" ? 'import { suite } from "./h.ts";' : ""),
+ * );
+ * console.log(t.file, t.timeTo); // "a_test.ts" ["a_test.ts"]
+ * ```
+ */
+export function attributeCases(
+  cases: readonly TestCase[],
+  files: readonly string[],
+  source: (file: string) => string,
+): Array<TestCase & { timeTo: string[] }> {
+  const ran = new Set(files);
+  const users = new Map<string, string[]>();
+  const importers = (helper: string) => {
+    let found = users.get(helper);
+    if (!found) {
+      const name = helper.slice(helper.lastIndexOf("/") + 1);
+      found = files.filter((f) => {
+        try {
+          return new RegExp(`["'/]${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`).test(
+            source(f),
+          );
+        } catch {
+          return false;
+        }
+      });
+      users.set(helper, found);
+    }
+    return found;
+  };
+  return cases.map((c) => {
+    const file = c.file.replace(/^\.\//, "");
+    if (ran.has(file)) return { ...c, file, timeTo: [file] };
+    const via = importers(file);
+    if (via.length === 1) return { ...c, file: via[0], timeTo: via };
+    if (via.length === 0) return { ...c, file, timeTo: [] };
+    return { ...c, file: `${file} (via ${via.join(", ")})`, timeTo: via };
+  });
+}

@@ -9,8 +9,8 @@
  * is never guessed to be one.
  *
  * Groups: files are taken longest first (by their time in earlier runs, kept in
- * `.tmp/test-times.json`; a file never timed counts as {@linkcode UNKNOWN_FILE_MS}, an
- * end-to-end one as {@linkcode UNKNOWN_E2E_MS}). A file of at least {@linkcode GROUP_MS} is a
+ * `.tmp/test-times.json` over the committed `scripts/test_times.json`; a file never timed counts
+ * as {@linkcode UNKNOWN_FILE_MS}, an end-to-end one as {@linkcode UNKNOWN_E2E_MS}). A file of at least {@linkcode GROUP_MS} is a
  * group of its own; shorter ones are packed into groups of about that length, so a few
  * `deno test` processes carry the many small files and the long files start first.
  *

@@ -10,7 +10,8 @@
  * `scripts/_test_plan.ts` (`ALONE`, each with its reason) and run one at a time at the end. The
  * test files are type-checked once first, then every process runs `--no-check`. Each group's
  * output is printed whole when it ends (with one group, or `--jobs 1`, as it comes). Each
- * file's time goes to `.tmp/test-times.json`, so the next run starts the longest files first.
+ * file's time goes to `.tmp/test-times.json`, so the next run starts the longest files first
+ * (a fresh clone uses the committed `scripts/test_times.json`).
  *
  * Skips: a test that needs something this machine lacks says so through
  * `tests/helpers/requires.ts`, which appends it to the skip log this script hands every test
@@ -38,7 +39,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseJunit, type TestCase } from "./_junit.ts";
+import { attributeCases, parseJunit, type TestCase } from "./_junit.ts";
 import { describeTagged, RUN_TAG_VAR, settleTagged, stopTagged } from "./_tagged_processes.ts";
 import {
   type FileTimes,
@@ -63,13 +64,22 @@ const SETTLE_MS = 3000;
 const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 /** Each file's time in earlier runs (a scheduling hint only; `$MUXBRIDGE_TEST_TIMES` moves it). */
 const TIMES = Deno.env.get("MUXBRIDGE_TEST_TIMES") ?? `${ROOT}/.tmp/test-times.json`;
+/**
+ * The times of one full run, committed, for a machine without its own (`cp .tmp/test-times.json
+ * scripts/test_times.json` after a full run refreshes it; only the ratios matter). Not read when
+ * `$MUXBRIDGE_TEST_TIMES` is set.
+ */
+const BASELINE_TIMES = Deno.env.get("MUXBRIDGE_TEST_TIMES") === undefined
+  ? `${ROOT}/scripts/test_times.json`
+  : "/nonexistent";
 
 /** What one group's `deno test` did. */
 interface GroupResult {
   group: Group;
   code: number;
   ms: number;
-  cases: TestCase[];
+  /** Its tests, each with its test file and the files its time counts for. */
+  cases: Array<TestCase & { timeTo: string[] }>;
 }
 
 /** The run's outcome, as `--summary-json` writes it. */
@@ -290,9 +300,13 @@ async function runGroup(group: Group, index: number): Promise<GroupResult> {
   ]);
   running.delete(child);
   const ms = performance.now() - t0;
-  let cases: TestCase[] = [];
+  let cases: GroupResult["cases"] = [];
   try {
-    cases = parseJunit(readFileSync(junit, "utf8"));
+    cases = attributeCases(
+      parseJunit(readFileSync(junit, "utf8")),
+      group.files,
+      (file) => readFileSync(`${ROOT}/${file}`, "utf8"),
+    );
   } catch { /* no report: the process did not get that far */ }
   const failedHere = cases.filter((c) => c.failed && !c.step).length;
   const outcome = code === 0
@@ -314,7 +328,7 @@ function failures(results: readonly GroupResult[]): Array<{ file: string; name: 
   const out: Array<{ file: string; name: string }> = [];
   for (const r of results) {
     const failed = r.cases.filter((c) => c.failed && !c.step);
-    for (const c of failed) out.push({ file: fromDeno(c.file), name: c.name });
+    for (const c of failed) out.push({ file: c.file, name: c.name });
     if (r.code !== 0 && failed.length === 0) {
       for (const file of r.group.files) {
         out.push({ file, name: `(the file did not run to its end: deno test exited ${r.code})` });
@@ -338,7 +352,7 @@ function printEnd(
   }
   console.log("\nslowest tests:");
   for (const t of [...tests].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
-    console.log(`  ${seconds(t.ms).padStart(8)}  ${fromDeno(t.file)}: ${cut(t.name, 110)}`);
+    console.log(`  ${seconds(t.ms).padStart(8)}  ${t.file}: ${cut(t.name, 110)}`);
   }
   console.log(
     `wall time ${seconds(wallMs)}: ${tests.length} test(s) in ${files.length} file(s), ${
@@ -355,9 +369,10 @@ function saveTimes(results: readonly GroupResult[]): void {
   for (const r of results) {
     const byFile = new Map<string, number>();
     for (const c of r.cases) {
-      if (!c.step) byFile.set(fromDeno(c.file), (byFile.get(fromDeno(c.file)) ?? 0) + c.ms);
+      if (c.step) continue;
+      for (const f of c.timeTo) byFile.set(f, (byFile.get(f) ?? 0) + c.ms / c.timeTo.length);
     }
-    for (const [file, ms] of byFile) next[file] = ms;
+    for (const [file, ms] of byFile) next[file] = Math.round(ms);
   }
   try {
     mkdirSync(dirname(TIMES), { recursive: true });
@@ -365,18 +380,17 @@ function saveTimes(results: readonly GroupResult[]): void {
   } catch { /* only a scheduling hint */ }
 }
 
+/** This machine's times over the committed baseline's (a fresh clone, CI, has only those). */
 function readTimes(): FileTimes {
-  try {
-    const parsed = JSON.parse(readFileSync(TIMES, "utf8"));
-    return typeof parsed === "object" && parsed !== null ? parsed : {};
-  } catch {
-    return {};
-  }
-}
-
-/** `./tests/x_test.ts` (Deno's name for a file) as `tests/x_test.ts`. */
-function fromDeno(file: string): string {
-  return file.replace(/^\.\//, "");
+  const read = (path: string) => {
+    try {
+      const parsed = JSON.parse(readFileSync(path, "utf8"));
+      return typeof parsed === "object" && parsed !== null ? parsed : {};
+    } catch {
+      return {};
+    }
+  };
+  return { ...read(BASELINE_TIMES), ...read(TIMES) };
 }
 
 function load1(): number {

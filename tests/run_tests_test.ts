@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseJunit } from "../scripts/_junit.ts";
+import { attributeCases, parseJunit } from "../scripts/_junit.ts";
 import {
   ALONE,
   expectedMs,
@@ -55,6 +55,46 @@ Deno.test("parseJunit() reads Deno's report: names unescaped, times in ms, failu
   ]);
   assert.ok(cases.every((c) => c.file === "./a_test.ts"));
   assert.deepEqual(parseJunit("not a report"), []);
+});
+
+Deno.test("attributeCases() gives a test a shared helper registered to the test file that imports the helper, or names them all", () => {
+  const t = (file: string, name: string, ms = 100) => ({
+    file,
+    name,
+    ms,
+    failed: false,
+    skipped: false,
+    step: false,
+  });
+  const sources: Record<string, string> = {
+    "tests/a_contract_test.ts": 'import { backendContract } from "./_contract.ts";',
+    "tests/b_contract_test.ts": "import { backendContract } from './_contract.ts';",
+    "tests/c_test.ts": 'import { other } from "./_other_contract.ts";',
+  };
+  const cases = [
+    t("./tests/c_test.ts", "own"),
+    t("./tests/_contract.ts", "a contract: probe", 300),
+    t("./tests/_lonely.ts", "nobody imports it"),
+  ];
+  const one = attributeCases(
+    cases,
+    ["tests/a_contract_test.ts", "tests/c_test.ts"],
+    (f) => sources[f],
+  );
+  assert.deepEqual(one.map((c) => [c.file, c.timeTo]), [
+    ["tests/c_test.ts", ["tests/c_test.ts"]],
+    ["tests/a_contract_test.ts", ["tests/a_contract_test.ts"]],
+    ["tests/_lonely.ts", []],
+  ]);
+  const two = attributeCases(
+    cases.slice(1, 2),
+    ["tests/a_contract_test.ts", "tests/b_contract_test.ts", "tests/c_test.ts"],
+    (f) => sources[f],
+  );
+  assert.deepEqual(two.map((c) => [c.file, c.timeTo]), [[
+    "tests/_contract.ts (via tests/a_contract_test.ts, tests/b_contract_test.ts)",
+    ["tests/a_contract_test.ts", "tests/b_contract_test.ts"],
+  ]]);
 });
 
 Deno.test("parseRunArgs() takes --jobs and --summary-json, paths that exist, and hands the rest to deno test", () => {
