@@ -31,5 +31,19 @@ echo "setup: installing npm packages (deno, bun, zod, semver, opencode-ai)"
 # optional per-platform packages (opencode-darwin-arm64@1.18.33 answers 404), so the lock file
 # cannot list them and `npm ci` refuses it as out of sync; `npm install` skips optional packages
 # it cannot get. The versions are pinned in package.json and package-lock.json either way.
-npm install --no-audit --no-fund --loglevel=error
+#
+# No package's install scripts run (this script may run as root): --ignore-scripts. Three
+# packages need theirs, and only those are run, by name: deno, bun and opencode-ai ship a
+# placeholder bin that their postinstall replaces with the platform binary their own
+# optionalDependencies brought (@deno/*, @oven/bun-*, opencode-*); we run those binaries anyway,
+# so their scripts ask for no more trust. Skipped: msgpackr-extract's native build (a dependency
+# of @opencode-ai/plugin's types; msgpackr falls back to JavaScript and nothing here runs it).
+npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+npm rebuild deno bun opencode-ai --ignore-scripts=false --loglevel=error
 ./node_modules/.bin/deno --version | head -1
+
+# OpenCode 2.x for its end-to-end tests, in its own prefix (its `opencode` bin clashes with
+# opencode-ai's). No install scripts: the tests run the platform package's binary, which is all
+# @opencode/cli's postinstall would link into place (tests/helpers/opencode2_home.ts).
+echo "setup: installing OpenCode 2.x (@opencode/cli) into tools/opencode2"
+npm install --prefix tools/opencode2 --ignore-scripts --no-audit --no-fund --loglevel=error

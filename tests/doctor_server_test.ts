@@ -60,22 +60,40 @@ Deno.test("doctor --url passes a healthy OpenCode 1.x server with its version", 
   assert.equal(find(checks, "opencode binary")?.status, "pass");
 });
 
-Deno.test("doctor --url fails an OpenCode 2 server: its attach differs, with a fix", async () => {
+Deno.test("doctor --url passes an OpenCode 2.x service and names its line", async () => {
   const server = createFakeOpencode();
-  server.version = "2.1.0";
+  server.line = 2;
+  server.version = "2.1.2";
+  const { checks } = await doctor(server);
+  const v = find(checks, "server version")!;
+  assert.equal(v.status, "pass");
+  assert.match(v.detail, /2\.1\.2 \(2\.x/);
+  assert.equal(find(checks, "server session lookup")?.status, "pass");
+});
+
+Deno.test("doctor --url fails a server version no line supports, with a fix", async () => {
+  const server = createFakeOpencode();
+  server.version = "2.0.3";
   const { checks, exitCode } = await doctor(server);
   const v = find(checks, "server version")!;
   assert.equal(v.status, "fail");
   assert.match(v.detail, /unsupported_version/);
-  assert.match(v.hint ?? "", /opencode-ai@1/);
+  assert.match(v.hint ?? "", /@opencode\/cli@2/);
   assert.equal(exitCode, 1);
 });
 
-Deno.test("doctor fails an opencode binary whose attach differs", async () => {
-  const { checks } = await doctor(createFakeOpencode(), { binVersion: "2.0.0" });
+Deno.test("doctor fails an opencode binary of a version no line supports", async () => {
+  const { checks } = await doctor(createFakeOpencode(), { binVersion: "0.15.8" });
   const b = find(checks, "opencode binary")!;
   assert.equal(b.status, "fail");
-  assert.match(b.hint ?? "", /no `opencode attach`/);
+  assert.match(b.hint ?? "", /too old/);
+});
+
+Deno.test("doctor passes an opencode 2.x binary (`opencode v2.1.2`)", async () => {
+  const { checks } = await doctor(createFakeOpencode(), { binVersion: "2.1.2" });
+  const b = find(checks, "opencode binary")!;
+  assert.equal(b.status, "pass");
+  assert.match(b.detail, /OpenCode 2\.x/);
 });
 
 Deno.test("doctor --url warns when the server does not tell its version", async () => {
@@ -103,11 +121,30 @@ Deno.test("doctor --url says auth failed with a hint, and passes with the right 
   );
 });
 
-Deno.test("doctor --url says start OpenCode with --port 0 when nothing listens", async () => {
+Deno.test("doctor --url says check the URL or run muxbridge install when nothing listens, never --port 0", async () => {
   const server = createFakeOpencode();
   server.mode = "down";
   const { checks } = await doctor(server);
   const h = find(checks, "server health")!;
   assert.equal(h.status, "fail");
-  assert.match(h.hint ?? "", /--port 0/);
+  assert.match(h.hint ?? "", /muxbridge install/);
+  assert.doesNotMatch(h.hint ?? "", /--port 0/);
+});
+
+Deno.test("doctor --url warns when the server answers without a password, and says how to set one", async () => {
+  const open = await doctor(createFakeOpencode());
+  const c = find(open.checks, "server password")!;
+  assert.equal(c.status, "warn");
+  assert.match(c.detail, /http:\/\/127\.0\.0\.1:4096 answers without a password/);
+  assert.match(c.hint ?? "", /OPENCODE_SERVER_PASSWORD/);
+  assert.doesNotMatch(c.hint ?? "", /--port 0/);
+  // A server that asks: pass, whether or not doctor itself has the password.
+  const locked = createFakeOpencode();
+  locked.password = "s3cret";
+  for (const env of [{ OPENCODE_SERVER_PASSWORD: "s3cret" }, {}] as Record<string, string>[]) {
+    const { checks } = await doctor(locked, { env });
+    const p = find(checks, "server password")!;
+    assert.equal(p.status, "pass", JSON.stringify(env));
+    assert.match(p.detail, /asks for a password/);
+  }
 });

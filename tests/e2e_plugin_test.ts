@@ -1,6 +1,7 @@
 /**
- * End to end with the REAL OpenCode server (npm `opencode-ai`, pinned): OpenCode loads
- * `plugin/muxbridge.ts` through `OPENCODE_CONFIG_CONTENT` (`file://`), the plugin runs the real
+ * End to end with the REAL OpenCode server (npm `opencode-ai`, pinned): OpenCode loads the
+ * bundled 1.x plugin `muxbridge install` writes (`muxbridge.js`, from `plugin/`) through
+ * `OPENCODE_CONFIG_CONTENT` (`file://`), the plugin runs the real
  * muxbridge entry point in bridge mode, and muxbridge opens real `opencode attach` panes in a
  * private tmux server that OpenCode itself runs in.
  *
@@ -26,10 +27,29 @@ import {
 import { startTmuxServer } from "./helpers/tmux_server.ts";
 import { until as waitUntil } from "./helpers/until.ts";
 import { requirement, requires } from "./helpers/requires.ts";
+import { PLUGIN_V1 } from "../lib/install/plugin_source.ts";
 
 const clock = createRealClock();
 const processes = createProcesses();
-const PLUGIN = new URL("../plugin/muxbridge.ts", import.meta.url);
+
+/**
+ * Writes the 1.x plugin `muxbridge install` writes into `dir`, with a package.json of its own
+ * (OpenCode resolves a `file://` plugin through the nearest one), and returns its URL.
+ */
+async function writePlugin(dir: string): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(`${dir}/muxbridge.js`, PLUGIN_V1);
+  await Deno.writeTextFile(
+    `${dir}/package.json`,
+    JSON.stringify({
+      name: "muxbridge-test-plugin",
+      private: true,
+      type: "module",
+      main: "muxbridge.js",
+    }),
+  );
+  return `file://${dir}/muxbridge.js`;
+}
 const OPENCODE = [
   requirement(
     "the opencode binary",
@@ -119,9 +139,10 @@ Deno.test({
       const state = `${work}/state`;
       const configPath = `${work}/config.json`;
       const log = `${state}/bridge.log`; // the plugin's default: $MUXBRIDGE_STATE_DIR/bridge.log
+      const plugin = await writePlugin(`${work}/plugin`);
       server = await startOpencodeServer({
         tmux,
-        plugins: [[PLUGIN.href, { backoffMs: 200, maxRestarts: 3 }]],
+        plugins: [[plugin, { backoffMs: 200, maxRestarts: 3 }]],
         env: {
           MUXBRIDGE_BIN: wrapper,
           MUXBRIDGE_CONFIG: configPath,
@@ -364,16 +385,13 @@ exit 3`,
       for (const name of ["stall", "crash", "missing"]) {
         // One copy of the plugin per variant (OpenCode loads each file once), each with its own
         // package.json as the real one has.
-        const dir = `${work}/${name}`;
-        await Deno.mkdir(dir);
-        await Deno.copyFile(PLUGIN, `${dir}/muxbridge.ts`);
-        await Deno.copyFile(new URL("package.json", PLUGIN), `${dir}/package.json`);
+        const plugin = await writePlugin(`${work}/${name}`);
         const bin = `${work}/${name}-bridge`;
         if (fakes[name]) {
           await Deno.writeTextFile(bin, `#!/bin/sh\n${fakes[name]}\n`);
           await Deno.chmod(bin, 0o755);
         }
-        plugins.push([`file://${dir}/muxbridge.ts`, {
+        plugins.push([plugin, {
           instance: name, // three bridges in one OpenCode on purpose (one per variant)
           bin,
           log: `${work}/${name}.log`,

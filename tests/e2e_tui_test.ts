@@ -119,7 +119,7 @@ Deno.test({
       const configBefore = tree(box.configDir);
       const installed = await cli(["install", "--json"]);
       assert.equal(installed.code, 0, installed.stderr);
-      assert.ok(tree(box.configDir).includes("plugin/muxbridge.ts"));
+      assert.ok(tree(box.configDir).includes("plugin/muxbridge.js"));
 
       // ------------------------------------------------------------ 1. plain `opencode`
       tui = await box.start();

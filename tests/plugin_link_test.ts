@@ -12,12 +12,14 @@
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
-import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
+import v1 from "../plugin/muxbridge.ts";
 import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
 import { requirement, requires } from "./helpers/requires.ts";
 import { pluginInput } from "./helpers/load_plugin.ts";
+import { PLUGIN_V1 } from "../lib/install/plugin_source.ts";
 
 const clock = createRealClock();
+const MuxbridgePlugin = v1.server;
 // A developer's own settings stay out; the state directory is this file's. Both are put back
 // when this file is done, so later files of the run see the environment they got.
 const STATE = Deno.makeTempDirSync({ prefix: "muxbridge-plugin-link-state-" });
@@ -105,7 +107,9 @@ Deno.test("MuxbridgePlugin in a worker beside the main thread's load hands its e
     const main = await MuxbridgePlugin(pluginInput(dir), options);
     await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
     const workerCode = `
-      import { MuxbridgePlugin } from ${JSON.stringify(PLUGIN_URL.href)};
+      const { default: { server: MuxbridgePlugin } } = await import(${
+      JSON.stringify(PLUGIN_URL.href)
+    });
       const dir = ${JSON.stringify(dir)};
       const hooks = await MuxbridgePlugin({ serverUrl: new URL("http://127.0.0.1:4096/"), directory: dir }, ${
       JSON.stringify(options)
@@ -201,7 +205,9 @@ Deno.test("MuxbridgePlugin in two processes side by side starts one bridge in ea
       await Deno.mkdir(dir);
       const bin = await fakeBridge(dir);
       const host = `
-        import { MuxbridgePlugin } from ${JSON.stringify(PLUGIN_URL.href)};
+        const { default: { server: MuxbridgePlugin } } = await import(${
+        JSON.stringify(PLUGIN_URL.href)
+      });
         const hooks = await MuxbridgePlugin({ serverUrl: new URL("http://127.0.0.1:4096/"), directory: ${
         JSON.stringify(dir)
       } }, { bin: ${JSON.stringify(bin)}, log: ${JSON.stringify(`${dir}/bridge.log`)} });
@@ -471,12 +477,13 @@ Deno.test("MuxbridgePlugin runs the command `muxbridge install` recorded beside 
       RECORDER.replace('"version":"0.1.0"', '"version":"9.9.9"'),
     );
     await Deno.mkdir(`${dir}/plugin`);
-    await Deno.copyFile(PLUGIN_URL, `${dir}/plugin/muxbridge.ts`);
+    // The file `muxbridge install` writes: it reads the sidecar beside itself.
+    await Deno.writeTextFile(`${dir}/plugin/muxbridge.js`, PLUGIN_V1);
     await Deno.writeTextFile(
       `${dir}/plugin/muxbridge.json`,
       JSON.stringify({ command: ["/bin/sh", bin], version: "9.9.9" }),
     );
-    const { MuxbridgePlugin: Installed } = await import(`${dir}/plugin/muxbridge.ts`);
+    const { default: { server: Installed } } = await import(`${dir}/plugin/muxbridge.js`);
     const hooks = await Installed(pluginInput(dir), {
       log: `${dir}/bridge.log`,
       instance: "sidecar",
@@ -554,7 +561,9 @@ Deno.test({
       const log = `${dir}/bridge.log`;
       const host = `
         import { readFileSync } from "node:fs";
-        const { MuxbridgePlugin } = await import(${JSON.stringify(PLUGIN_URL.href)});
+        const { default: { server: MuxbridgePlugin } } = await import(${
+        JSON.stringify(`${dir}/muxbridge.js`)
+      });
         const hooks = await MuxbridgePlugin(
           { serverUrl: new URL("http://127.0.0.1:4096/"), directory: ${JSON.stringify(dir)} },
           { bin: ${JSON.stringify(bin)}, log: ${JSON.stringify(log)}, maxRestarts: 0 },
@@ -568,6 +577,8 @@ Deno.test({
         await hooks.dispose();
       `;
       await Deno.writeTextFile(`${dir}/host.ts`, host);
+      // The bundle OpenCode's Bun loads, not the sources.
+      await Deno.writeTextFile(`${dir}/muxbridge.js`, PLUGIN_V1);
       const out = await new Deno.Command(BUN, {
         args: [`${dir}/host.ts`],
         env: { MUXBRIDGE_STATE_DIR: STATE, MUXBRIDGE_BIN: "" },

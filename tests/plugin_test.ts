@@ -9,11 +9,12 @@
 
 import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
-import { MuxbridgePlugin } from "../plugin/muxbridge.ts";
+import v1 from "../plugin/muxbridge.ts";
 import { setEnv, setEnvForFile } from "./helpers/env_scope.ts";
 import { pluginInput } from "./helpers/load_plugin.ts";
 
 const clock = createRealClock();
+const MuxbridgePlugin = v1.server;
 const SERVER = "http://127.0.0.1:4096/";
 // The environment wins over options; a developer's own setting must not leak into these tests.
 // The plugin's process locks live in the state directory: never the developer's own. Both are
@@ -312,7 +313,7 @@ Deno.test("MuxbridgePlugin never writes to its host's stdout or stderr (missing,
     }
     const plugin = new URL("../plugin/muxbridge.ts", import.meta.url).href;
     const host = `
-      import { MuxbridgePlugin } from ${JSON.stringify(plugin)};
+      const { default: { server: MuxbridgePlugin } } = await import(${JSON.stringify(plugin)});
       const dir = ${JSON.stringify(dir)};
       const input = { serverUrl: new URL(${JSON.stringify(SERVER)}), directory: dir };
       const all = await Promise.all([

@@ -242,7 +242,7 @@ Deno.test("server URLs carrying user:pass@ are refused by spawn, doctor, cleanup
   }
 });
 
-Deno.test("bridge.hello cannot name a program, a file or a socket; other keys still apply", async () => {
+Deno.test("bridge.hello cannot name a program, a file, a socket or a session; other keys still apply", async () => {
   const dir = mkdtempSync(join(tmpdir(), "muxbridge-sec-hello-"));
   try {
     const bridge = startBridge(["--dir", dir], {
@@ -262,6 +262,13 @@ Deno.test("bridge.hello cannot name a program, a file or a socket; other keys st
       ["provider.command", { provider: { command: [`${dir}/evil`] } }],
       ["wezterm.bin", { wezterm: { bin: `${dir}/evil` } }],
       ["wezterm.socket_path", { wezterm: { socket_path: `${dir}/their.sock` } }],
+      ["tmux.socket_name", { tmux: { socket_name: "../evil/s" } }],
+      ["tmux.target", { tmux: { target: "their-session:0" } }],
+      ["zellij.session", { zellij: { session: "theirs" } }],
+      ["zellij.bin", { zellij: { bin: `${dir}/evil` } }],
+      ["herdr.session", { herdr: { session: "theirs" } }],
+      ["cmux.bin", { cmux: { bin: `${dir}/evil` } }],
+      ["cmux.socket_path", { cmux: { socket_path: `${dir}/their.sock` } }],
     ];
     try {
       await bridge.waitFor(isType("ready"));

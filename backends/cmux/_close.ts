@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { PaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { PaneId } from "../../lib/sys/validate.ts";
@@ -47,20 +48,28 @@ export async function interruptSurface(
  * Closes a listed surface, then lists its workspace again: another surface vanishing, or a
  * receipt naming another surface, fails the close loudly (logged as an error too).
  *
- * @param ctx The backend's deps (log), command runner and surfaces view.
+ * @param ctx The backend's deps (log), command runner, surfaces view and the credentials files
+ *   of its surfaces (the surface's goes first).
  * @param paneId The surface's UUID.
  * @param signal Aborts the calls.
  * @throws {MuxError} `not_owned` for muxbridge's own surface, `pane_not_found` when the surface
  *   is not listed, `close_unverified`, or what cmux answered.
  */
 export async function closeSurface(
-  ctx: { deps: BackendDeps<CmuxConfig>; cmux: CmuxCommand; surfaces: Surfaces },
+  ctx: {
+    deps: BackendDeps<CmuxConfig>;
+    cmux: CmuxCommand;
+    surfaces: Surfaces;
+    credentials: PaneCredentials;
+  },
   paneId: PaneId,
   signal?: AbortSignal,
 ): Promise<void> {
   const { deps, cmux, surfaces } = ctx;
   const id = surfaceId(paneId);
   surfaces.refuseCaller(id, "close");
+  // A surface whose shell never ran the typed line leaves its credentials file: it goes first.
+  ctx.credentials.forget(id.toLowerCase());
   const before = locate(await surfaces.tree(signal), id);
   if (!before) throw new MuxError("pane_not_found", `Cannot close surface ${id}: it is gone`);
   const ws = before.workspace;

@@ -1,13 +1,25 @@
 /**
  * Private to the cmux backend: opening a surface right of the caller's, its program typed into
- * the new terminal's shell, and closing what a split made when cmux's answer cannot be used.
+ * the new terminal's shell (credentials through a private file, never typed), and closing what a
+ * split made when cmux's answer cannot be used.
  *
  * @module
  */
 
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
+import type { PaneCredentials } from "../../lib/backend/_pane_credentials.ts";
+import {
+  credentialsArgv,
+  type CredentialsFile,
+  removeCredentialsFile,
+} from "../../lib/sys/credentials_file.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
-import { cleanTitle, validateDirectory, validateTarget } from "../../lib/sys/validate.ts";
+import {
+  cleanTitle,
+  type PaneId,
+  validateDirectory,
+  validateTarget,
+} from "../../lib/sys/validate.ts";
 import { closeSurface } from "./_close.ts";
 import type { CmuxCommand } from "./_command.ts";
 import { type CmuxWorkspace, parseSplit, sameId, surfaceId } from "./_parse.ts";
@@ -27,39 +39,64 @@ export interface SpawnContext {
   surfaces: Surfaces;
   /** The version gate, with `new-split`'s optional flags. */
   program(signal?: AbortSignal): Promise<CmuxProgram>;
+  /** The credentials files of the surfaces it opened, by lower-case UUID. */
+  credentials: PaneCredentials;
 }
 
 /**
  * Opens a surface right of the one muxbridge runs in, without focus, and starts the program in
  * it (`new-split --command`, else `respawn-pane --command` after the split).
  *
+ * cmux has no per-surface environment and starts programs by typing a line into the new
+ * terminal's shell, where a secret would land on screen and in the shell's memory. So the
+ * variables of `req.env` (the server's credentials) go into a private file, and the typed line
+ * runs `/bin/sh` to read and remove it before it `exec`s the program
+ * (`lib/sys/credentials_file.ts`): only the file's path is ever typed.
+ *
  * @param ctx What it works with.
  * @param req The pane to open.
  * @returns The new surface's UUID.
- * @throws {MuxError} `auth_unsupported` for any credentials, `pane_not_found` when the caller's
- *   surface is not listed, `unsupported` for a split cmux names no surface for, the gate's and
- *   identity's errors, or what cmux answered.
+ * @throws {MuxError} `pane_not_found` when the caller's surface is not listed, `unsupported` for
+ *   a split cmux names no surface for, `invalid_config` when the state directory (where the
+ *   credentials file goes) is not private, the gate's and identity's errors, or what cmux
+ *   answered.
  */
 export async function spawnSurface(ctx: SpawnContext, req: SpawnRequest): Promise<SpawnedPane> {
-  const { deps, cmux } = ctx;
   validateTarget("owner", req.owner);
   const cwd = validateDirectory(req.cwd);
   const title = cleanTitle(req.title);
-  const text = typedCommand(cwd, req.argv);
-  if (Object.keys(req.env).length > 0) {
-    // Refused, not dropped: a pane without its credentials would fail to attach (contract).
-    throw new MuxError(
-      "auth_unsupported",
-      "Cannot pass credentials to a cmux surface: cmux has no per-surface environment",
-      {
-        hint:
-          "Use a backend with an environment flag (tmux, kitty, herdr) for a password-protected server",
-      },
-    );
-  }
+  typedCommand(cwd, req.argv); // refuses what no typed line can carry, before anything runs
   const { features } = await ctx.program(req.signal);
+  const credentials = ctx.credentials.write(req.env);
+  try {
+    const plan = { argv: req.argv, cwd, title, features, credentials };
+    const surface = await split(ctx, plan, req.signal);
+    ctx.credentials.keep(surface.toLowerCase(), credentials);
+    return { paneId: surface };
+  } catch (err) {
+    // No surface to hand the file to: a surface that opened anyway was closed (or reported)
+    // by the split's own clean-up, and its shell fails to read a file that is gone.
+    if (credentials) removeCredentialsFile(credentials);
+    throw err;
+  }
+}
+
+/** What {@linkcode split} opens. */
+interface SplitPlan {
+  argv: readonly string[];
+  cwd: string;
+  title: string;
+  features: CmuxProgram["features"];
+  credentials: CredentialsFile | undefined;
+}
+
+/** The split, the program started in it and its title, for {@linkcode spawnSurface}. */
+async function split(ctx: SpawnContext, plan: SplitPlan, signal?: AbortSignal): Promise<PaneId> {
+  const { deps, cmux } = ctx;
+  const { cwd, title, features } = plan;
+  const text = typedCommand(cwd, credentialsArgv(plan.argv, plan.credentials));
   const { workspace, caller } = ctx.surfaces.context();
-  const before = await ctx.surfaces.tree(req.signal);
+  const before = await ctx.surfaces.tree(signal);
   if (!locate(before, caller)) {
     throw new MuxError(
       "pane_not_found",
@@ -85,7 +122,7 @@ export async function spawnSurface(ctx: SpawnContext, req: SpawnRequest): Promis
   if (features.cwd) args.push("--cwd", cwd);
   if (features.title && titleOk) args.push("--title", title);
   if (features.command) args.push("--command", text);
-  const stdout = await cmux.must(`open a surface next to ${caller}`, args, true, req.signal);
+  const stdout = await cmux.must(`open a surface next to ${caller}`, args, true, signal);
   let split;
   try {
     split = parseSplit(stdout);
@@ -110,7 +147,7 @@ export async function spawnSurface(ctx: SpawnContext, req: SpawnRequest): Promis
         `start the program in surface ${surface}`,
         ["respawn-pane", "--workspace", workspace, "--surface", surface, "--command", text],
         false,
-        req.signal,
+        signal,
       );
     } catch (err) {
       await closeSurface(ctx, surface).catch((e) =>
@@ -120,11 +157,11 @@ export async function spawnSurface(ctx: SpawnContext, req: SpawnRequest): Promis
     }
   }
   if (!(features.title) && titleOk) {
-    await titleSurface(ctx, surface, title, req.signal).catch((err) =>
+    await titleSurface(ctx, surface, title, signal).catch((err) =>
       deps.log.warn(`cmux: cannot title surface ${surface}: ${toMuxError(err).message}`)
     );
   }
-  return { paneId: surface };
+  return surface;
 }
 
 /**

@@ -47,9 +47,10 @@ export const CMUX_CAPABILITIES: Capabilities = {
   // No named layouts on the CLI (docs/backends/cmux.md §8): surfaces stay where new-split puts them.
   layout: false,
   title: true,
-  // No per-surface environment flag: anything passed would have to be typed into the terminal,
-  // where it lands in the shell's memory and on screen. Credentials are never typed.
-  env: false,
+  // No per-surface environment flag, and typed text lands in the shell's memory and on screen:
+  // credentials go into a private file the typed `/bin/sh` reads and removes (only its path is
+  // typed; lib/sys/credentials_file.ts).
+  env: true,
   // No place on a surface for muxbridge's marks (the title is the session's own).
   marks: false,
   focusSafe: true,

@@ -1,6 +1,7 @@
 /**
  * The cmux backend (cmux >= 0.64.14, macOS): one surface per child session, split to the right of
- * the surface muxbridge runs in, its program typed into the new terminal's shell.
+ * the surface muxbridge runs in, its program typed into the new terminal's shell, the server's
+ * credentials in a private file the typed `/bin/sh` reads and removes (never typed themselves).
  *
  * cmux has closed a *different* live surface and exited 0 when `close-surface` got a ref it could
  * not resolve (issue #9410, still in 0.64.20; docs/backends/cmux.md §5). So this backend only ever
@@ -16,6 +17,7 @@
  */
 
 import type { Backend, BackendDeps } from "../../lib/backend/backend.ts";
+import { createPaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import { closeSurface, interruptSurface } from "./_close.ts";
 import { createCmuxCommand } from "./_command.ts";
 import { cmuxDoctor, probeCmux } from "./_probe.ts";
@@ -59,7 +61,7 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
   const surfaces = createSurfaces(deps, cmux);
   /** Version gate and the optional new-split flags, once per backend (a failure is retried). */
   const program = createProgram(cmux);
-  const ctx = { deps, cmux, surfaces, program };
+  const ctx = { deps, cmux, surfaces, program, credentials: createPaneCredentials(deps) };
 
   return {
     name: "cmux",

@@ -41,7 +41,8 @@ export const cmux: BackendModule<"cmux", typeof CMUX_SECTION> = {
     layout: "no-op (no named layouts)",
     title: "`rename-tab`",
     focusSafe: "yes",
-    credentials: "refused (`auth_unsupported`)",
+    credentials:
+      "a private 0600 file the typed `/bin/sh` sources and removes (only its path is typed; never on argv)",
     marks: "none (state records)",
     verified: "a faithful **fake** CLI (`tests/fakes/bin/cmux`)",
   },

@@ -17,7 +17,7 @@ import {
   type MuxErrorOptions,
 } from "../../lib/sys/errors.ts";
 import type { Layer } from "../../lib/backend/identity.ts";
-import { validateTarget } from "../../lib/sys/validate.ts";
+import { validatePlainName, validateTarget } from "../../lib/sys/validate.ts";
 import { type HerdrApiError, parseErrorLine } from "./_parse.ts";
 
 /**
@@ -124,7 +124,7 @@ export function createHerdrCommand(
     ? undefined
     : { HERDR_SOCKET_PATH: validateTarget("herdr socket path", socket) };
   const sessionFlags = () =>
-    session === undefined ? [] : ["--session", validateTarget("herdr session", session)];
+    session === undefined ? [] : ["--session", validatePlainName("herdr.session", session)];
 
   // A missing binary is worded by the callers (`missing`): they know every candidate.
   const exec = async (bin: string, args: readonly string[], signal?: AbortSignal) =>

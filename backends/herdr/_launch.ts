@@ -18,8 +18,8 @@
  *
  * Credentials do not ride in `--env`: that is argv of the `herdr` client, which every user of
  * the machine can read in `/proc/<pid>/cmdline` while it runs (the contract: never on argv).
- * They go into a private file (`lib/sys/credentials_file.ts`: a fresh 0700 directory, the file
- * 0600); the launch command sources it, removes it and only then `exec`s the
+ * They go into a private file (`lib/sys/credentials_file.ts`: 0600 in the state directory's
+ * private `credentials` folder); the launch command sources it, removes it and only then `exec`s the
  * program, so the program gets them in its environment and the file lives only until the
  * pane's shell runs the line.
  *
@@ -48,14 +48,14 @@ export const LAUNCH_LINE = `exec /bin/sh -c 'eval "$${LAUNCH_VAR}"'`;
  * A missing file stops the shell (`.` is a special built-in): no program runs without them.
  *
  * @param argv The program and its arguments (no NUL).
- * @param credentials The credentials file and its private directory, if any.
+ * @param credentials The credentials file, if any.
  * @returns The command string, the value of {@linkcode LAUNCH_VAR}.
  *
  * @example
  * ```ts
  * import { launchCommand } from "./_launch.ts";
- * launchCommand(["opencode", "attach"], { file: "/tmp/d/env", dir: "/tmp/d" });
- * // "unset MUXBRIDGE_LAUNCH; . '/tmp/d/env'; rm -rf -- '/tmp/d'; exec 'opencode' 'attach'"
+ * launchCommand(["opencode", "attach"], { file: "/s/credentials/0a.env" });
+ * // "unset MUXBRIDGE_LAUNCH; . '/s/credentials/0a.env'; rm -f -- '/s/credentials/0a.env'; exec 'opencode' 'attach'"
  * ```
  */
 export function launchCommand(argv: readonly string[], credentials?: CredentialsFile): string {

@@ -19,14 +19,12 @@ import type { HerdrConfig } from "./_traits.ts";
 import { cut } from "../../lib/sys/errors.ts";
 import { parseJson } from "../../lib/sys/parse_output.ts";
 import type { Layer } from "../../lib/backend/identity.ts";
+import { plainNameProblem } from "../../lib/sys/validate.ts";
 import { type UnixFailure, unixRequest, type UnixRequester } from "../../lib/sys/unix_request.ts";
 import type { HerdrApiError } from "./_parse.ts";
 import { WireReplySchema } from "./_parse.ts";
 
 export type { UnixRequester };
-
-/** herdr's session names: 1–64 of `[A-Za-z0-9._-]`, not `.` or `..` (docs/backends/herdr.md §5). */
-const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** Where the socket is, or why muxbridge cannot tell. */
 export type SocketLocation = { path: string; why?: undefined } | { path?: undefined; why: string };
@@ -47,9 +45,12 @@ export function resolveHerdrSocket(
     return value === undefined || value === "" ? undefined : value;
   };
   const base = env("XDG_CONFIG_HOME") ?? (env("HOME") ? `${env("HOME")}/.config` : undefined);
-  const named = (name: string): SocketLocation => {
-    if (!SESSION_NAME.test(name) || name === "." || name === "..") {
-      return { why: `${JSON.stringify(name)} is not a herdr session name` };
+  // herdr's own names are 1–64 of `[A-Za-z0-9._-]`, not `.` or `..` (docs/backends/herdr.md §5);
+  // muxbridge's plain names are those, narrowed (no leading "." or "-", no ".." anywhere).
+  const named = (name: string, from: string): SocketLocation => {
+    const problem = plainNameProblem(name);
+    if (problem !== null) {
+      return { why: `${from} ${JSON.stringify(name)} is not a plain session name: ${problem}` };
     }
     if (base === undefined) return { why: "neither XDG_CONFIG_HOME nor HOME is set" };
     return {
@@ -59,11 +60,11 @@ export function resolveHerdrSocket(
     };
   };
   const { session, socket_path } = deps.config.herdr;
-  if (session !== undefined) return named(session);
+  if (session !== undefined) return named(session, "herdr.session");
   const direct = socket_path ?? layer?.socket ?? env("HERDR_SOCKET_PATH");
   if (direct !== undefined) return { path: direct };
   const fromEnv = env("HERDR_SESSION");
-  return named(fromEnv ?? "default");
+  return named(fromEnv ?? "default", "HERDR_SESSION");
 }
 
 /** What one socket request got. */

@@ -10,11 +10,8 @@
 import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
-import {
-  type CredentialsFile,
-  removeCredentialsFile,
-  writeCredentialsFile,
-} from "../../lib/sys/credentials_file.ts";
+import { type CredentialsFile, removeCredentialsFile } from "../../lib/sys/credentials_file.ts";
+import { writePaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import {
   cleanTitle,
   type PaneId,
@@ -124,7 +121,7 @@ async function openPane(ctx: SpawnContext, req: SpawnRequest): Promise<SpawnedPa
     list: (signal) => api.list(signal),
     anchor: ctx.anchor,
   }, req.signal);
-  const envFile = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
+  const envFile = writePaneCredentials(deps, req.env);
   let paneId: PaneId;
   try {
     // Only the command travels in the pane's environment, on either transport: the

@@ -7,6 +7,7 @@
  */
 
 import { z } from "zod";
+import { plainName } from "../../lib/config/plain_name.ts";
 import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
 
 /**
@@ -18,7 +19,7 @@ export const HERDR_SECTION = z.strictObject({
   bin: z.string().min(1).optional().describe(
     "The herdr program (default: $HERDR_BIN_PATH when it exists, else herdr on PATH)",
   ),
-  session: z.string().min(1).optional().describe("A named herdr session (`herdr --session NAME`)"),
+  session: plainName("A named herdr session (`herdr --session NAME`): a plain name"),
   socket_path: z.string().min(1).optional().describe(
     "The herdr API socket (else HERDR_SOCKET_PATH)",
   ),

@@ -41,7 +41,10 @@ export const herdr: BackendModule<"herdr", typeof HERDR_SECTION> = {
       });
     },
   },
-  config: { schema: HERDR_SECTION, external: { bin: "program", socket_path: "socket" } },
+  config: {
+    schema: HERDR_SECTION,
+    external: { bin: "program", socket_path: "socket", session: "session" },
+  },
   version: HERDR_GATE,
   capabilities: HERDR_CAPABILITIES,
   doctor: HERDR_DOCTOR,

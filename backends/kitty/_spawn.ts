@@ -6,11 +6,11 @@
  */
 
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
+import { writePaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import {
   type CredentialsFile,
   removeCredentialsFile,
   sourceAndExec,
-  writeCredentialsFile,
 } from "../../lib/sys/credentials_file.ts";
 import { isMuxError, MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
@@ -60,7 +60,7 @@ export async function openWindow(ctx: SpawnContext, req: SpawnRequest): Promise<
   // Credentials never ride in `launch --env`: that is argv of the `kitty @` client, readable
   // in /proc/<pid>/cmdline while it runs (contract: never on argv). An explicit /bin/sh -c
   // sources them from a private file, removes it, then execs the program.
-  const credentials = Object.keys(req.env).length > 0 ? writeCredentialsFile(req.env) : undefined;
+  const credentials = writePaneCredentials(deps, req.env);
   const argv = credentials ? ["/bin/sh", "-c", sourceAndExec(req.argv, credentials)] : req.argv;
   const plan = launchArgs({
     title,

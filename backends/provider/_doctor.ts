@@ -82,7 +82,8 @@ export async function providerDoctor(link: ProviderLink, signal?: AbortSignal): 
       status: "warn",
       detail:
         "the provider cannot set a pane's environment: a password-protected server gets no panes",
-      hint: "Run OpenCode without a server password, or use a provider with capabilities.env",
+      hint:
+        "Give the provider capabilities.env (its spawn sets the pane's environment), or use a built-in backend",
     });
   }
   return checks;

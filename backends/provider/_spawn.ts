@@ -39,7 +39,10 @@ export async function spawnPane(
     throw new MuxError(
       "auth_unsupported",
       `Cannot pass credentials to a pane of provider ${provider.provider.name}: it has no way to set a pane's environment (capabilities.env is false)`,
-      { hint: "Run OpenCode without a server password, or use a provider or backend with env" },
+      {
+        hint:
+          "Use a provider that promises capabilities.env, or a built-in backend (each passes the password privately)",
+      },
     );
   }
   const { paneId, pid } = await link.rpc().call("spawn", {

@@ -20,7 +20,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { TmuxConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/sys/validate.ts";
+import { validatePlainName, validateTarget } from "../../lib/sys/validate.ts";
 
 /** One tmux command: its name and arguments, unescaped. */
 export type TmuxArgs = readonly string[];
@@ -214,7 +214,8 @@ export function tmuxError(action: string, run: CommandRun): MuxError {
 function serverFlags(deps: BackendDeps<TmuxConfig>): string[] {
   const { socket_path, socket_name } = deps.config.tmux;
   if (socket_path) return ["-S", validateTarget("tmux socket path", socket_path)];
-  if (socket_name) return ["-L", validateTarget("tmux socket name", socket_name)];
+  // A name, never a path: tmux joins it onto its own directory (/tmp/tmux-<uid>/NAME).
+  if (socket_name) return ["-L", validatePlainName("tmux.socket_name", socket_name)];
   const socket = deps.identity.layers.find((l) => l.backend === "tmux")?.socket;
   return socket ? ["-S", validateTarget("tmux socket path", socket)] : [];
 }

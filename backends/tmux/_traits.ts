@@ -6,6 +6,7 @@
  */
 
 import { z } from "zod";
+import { plainName } from "../../lib/config/plain_name.ts";
 import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
 
 /**
@@ -17,8 +18,8 @@ export const TMUX_SECTION = z.strictObject({
   bin: z.string().min(1).default("tmux").describe(
     "The program to run (a name on PATH or a path)",
   ),
-  socket_name: z.string().min(1).optional().describe(
-    "Talk to the tmux server `tmux -L NAME` uses (when muxbridge does not run inside tmux)",
+  socket_name: plainName(
+    "Talk to the tmux server `tmux -L NAME` uses (when muxbridge does not run inside tmux): a plain name (a path goes in socket_path)",
   ),
   socket_path: z.string().min(1).optional().describe(
     "Talk to the tmux server on this socket path (`tmux -S PATH`)",

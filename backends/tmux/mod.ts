@@ -34,7 +34,7 @@ export const tmux: BackendModule<"tmux", typeof TMUX_SECTION> = {
   },
   config: {
     schema: TMUX_SECTION,
-    external: { bin: "program", socket_path: "socket" },
+    external: { bin: "program", socket_path: "socket", socket_name: "socket", target: "session" },
     removed: {
       control_mode:
         "tmux control mode was removed: one tmux process per pane operation was faster and never crashed tmux 3.3a",

@@ -14,9 +14,8 @@ import { commandFailed, runDetails } from "../../lib/backend/_command_failed.ts"
 import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { WeztermConfig } from "./_traits.ts";
-import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
+import { type CredentialsFile, loadCredentials } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { quote } from "../../lib/sys/shell_quote.ts";
 import { SPAWN_TOKEN_VAR, tokenMarker } from "../../lib/backend/spawn_token.ts";
 import { validateTarget } from "../../lib/sys/validate.ts";
 import { classifyWeztermFailure, weztermMessage } from "./_parse.ts";
@@ -146,7 +145,7 @@ export function splitArgs(plan: SplitPlan): string[] {
  * The program a new pane runs. The argv as it is when there is nothing to add; else an explicit
  * `/bin/sh -c` that sources the credentials file (then removes it) and exports the spawn token,
  * then `exec`s the argv, passed as positional parameters (never parsed by the shell):
- * `/bin/sh -c '. <file>; rm -rf -- <dir>; export MUXBRIDGE_SPAWN_TOKEN=<token>; exec "$@"'
+ * `/bin/sh -c '. <file>; rm -f -- <file>; export MUXBRIDGE_SPAWN_TOKEN=<token>; exec "$@"'
  * muxbridge <argv…>`. `split-pane` has no environment flag (§1), and a variable in the CLI's
  * own environment reaching the pane is undocumented and overridden by the user's
  * `set_environment_variables`, so neither credentials nor the token ride there.
@@ -160,9 +159,7 @@ export function programArgv(
   extra: { credentials?: CredentialsFile; token?: string },
 ): string[] {
   const steps: string[] = [];
-  if (extra.credentials) {
-    steps.push(`. ${quote(extra.credentials.file)}`, `rm -rf -- ${quote(extra.credentials.dir)}`);
-  }
+  if (extra.credentials) steps.push(loadCredentials(extra.credentials));
   if (extra.token !== undefined) {
     tokenMarker(extra.token); // throws for anything but a token
     steps.push(`export ${SPAWN_TOKEN_VAR}=${extra.token}`);

@@ -8,7 +8,8 @@
 
 import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
-import { removeCredentialsFile, writeCredentialsFile } from "../../lib/sys/credentials_file.ts";
+import { writePaneCredentials } from "../../lib/backend/_pane_credentials.ts";
+import { removeCredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError, toMuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
@@ -66,7 +67,10 @@ export async function spawnPane(ctx: SpawnContext, req: SpawnRequest): Promise<S
     throw new MuxError(
       "auth_unsupported",
       `Cannot pass credentials to a pane next to WezTerm pane ${anchor}: it belongs to a remote domain (no tty here), where muxbridge's private credentials file does not exist`,
-      { hint: "Run OpenCode in a local WezTerm pane, or without a server password" },
+      {
+        hint:
+          "Run OpenCode in a local WezTerm pane (a pane of a remote domain cannot read a file on this machine)",
+      },
     );
   }
   const tabPanes = before.filter((p) => p.tabId === anchorPane.tabId);
@@ -78,7 +82,7 @@ export async function spawnPane(ctx: SpawnContext, req: SpawnRequest): Promise<S
     deps.config.layout,
     deps.config.main_pane_size,
   );
-  const credentials = withCredentials ? writeCredentialsFile(req.env) : undefined;
+  const credentials = writePaneCredentials(deps, req.env);
   const token = ctx.spawnToken ? req.token : undefined;
   let stdout: string;
   try {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { PaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import type { PaneId } from "../../lib/sys/validate.ts";
 import type { ZellijCommand } from "./_command.ts";
 import type { ZellijPanes } from "./_panes.ts";
@@ -32,7 +33,7 @@ export async function interruptPane(
 }
 
 /**
- * `kill`: closes a listed pane.
+ * `kill`: closes a listed pane, after removing its credentials file if its program never read it.
  *
  * @param ctx The backend's command runner and reads.
  * @param paneId The pane.
@@ -41,11 +42,13 @@ export async function interruptPane(
  *   answered.
  */
 export async function killPane(
-  ctx: { zellij: ZellijCommand; panes: ZellijPanes },
+  ctx: { zellij: ZellijCommand; panes: ZellijPanes; credentials: PaneCredentials },
   paneId: PaneId,
   signal?: AbortSignal,
 ): Promise<void> {
   const id = zellijPaneId(paneId);
+  // A pane that never started leaves its credentials file: it goes with the pane.
+  ctx.credentials.forget(id);
   await ctx.panes.require(id, "close the pane", signal);
   await ctx.zellij.must(`close pane "${id}"`, ["close-pane", "-p", id], signal);
 }

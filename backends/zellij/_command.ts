@@ -10,7 +10,7 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import type { ZellijConfig } from "./_traits.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
-import { validateTarget } from "../../lib/sys/validate.ts";
+import { validatePlainName, validateTarget } from "../../lib/sys/validate.ts";
 
 /**
  * Tells a session problem from any other failure. Evidence (§1, zellij
@@ -76,13 +76,18 @@ export function createZellijCommand(deps: BackendDeps<ZellijConfig>): ZellijComm
   const bin = deps.config.zellij.bin;
   const layer = deps.identity.layers.find((l) => l.backend === "zellij");
   const session = deps.config.zellij.session ?? layer?.session;
+  // zellij joins the name onto its socket directory: a name from the environment is checked
+  // like the config's (the config's schema checked that one already), and named as it came.
+  const sessionFrom = deps.config.zellij.session !== undefined
+    ? "zellij.session"
+    : "ZELLIJ_SESSION_NAME";
   const exec = async (args: readonly string[], signal?: AbortSignal): Promise<CommandRun> =>
     await runCommand(deps, [validateTarget("zellij binary", bin), ...args], {
       signal,
       notFoundHint: "Install zellij >= 0.44.1 or set zellij.bin to its path",
     });
   const sessionFlags = () =>
-    session === undefined ? [] : ["--session", validateTarget("zellij session", session)];
+    session === undefined ? [] : ["--session", validatePlainName(sessionFrom, session)];
   const action = (args: readonly string[], signal?: AbortSignal) =>
     exec([...sessionFlags(), "action", ...args], signal);
   return {

@@ -1,7 +1,7 @@
 /**
  * Private to the zellij backend: opening a pane — `new-pane` in the anchor's tab with the
- * program after `--`, the pane found in zellij's answer or, when zellij printed no id, by
- * listing — one spawn at a time.
+ * program after `--` (credentials through a private file its `/bin/sh` reads and removes), the
+ * pane found in zellij's answer or, when zellij printed no id, by listing — one spawn at a time.
  *
  * @module
  */
@@ -9,7 +9,9 @@
 import semver from "semver";
 import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
+import type { PaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import { tokenArgv } from "../../lib/backend/spawn_token.ts";
+import { credentialsArgv, removeCredentialsFile } from "../../lib/sys/credentials_file.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import {
   cleanTitle,
@@ -76,32 +78,59 @@ async function findNewPane(
  * `spawn` (call it through {@linkcode oneAtATime}): opens the pane in the anchor's tab, split
  * by `layout`, retried once without `--direction` when zellij opened nothing, then titles it.
  *
- * @param ctx The backend's deps (config `layout`, log), command runner and reads.
+ * zellij has no per-pane environment (its panes get the server's, §2), so the variables of
+ * `req.env` (the server's credentials) go into a private file that the pane's explicit
+ * `/bin/sh` reads and removes before it `exec`s the program (`lib/sys/credentials_file.ts`):
+ * never on an argv (zellij's `new-pane` argv is readable by every user in `/proc`), never typed.
+ *
+ * @param ctx The backend's deps (config `layout`, log), command runner, reads and the
+ *   credentials files of its panes.
  * @param req The spawn request.
  * @returns The pane.
- * @throws {MuxError} `auth_unsupported` when `req.env` is not empty, `no_space` when zellij
- *   opened nothing, `command_failed` when the new pane cannot be told apart, or what zellij
- *   answered.
+ * @throws {MuxError} `no_space` when zellij opened nothing, `command_failed` when the new pane
+ *   cannot be told apart (or its credentials file cannot be written), `invalid_config` when the
+ *   state directory is not private, or what zellij answered.
  */
 export async function openPane(
-  ctx: { deps: BackendDeps<ZellijConfig>; zellij: ZellijCommand; panes: ZellijPanes },
+  ctx: {
+    deps: BackendDeps<ZellijConfig>;
+    zellij: ZellijCommand;
+    panes: ZellijPanes;
+    credentials: PaneCredentials;
+  },
   req: SpawnRequest,
 ): Promise<SpawnedPane> {
-  const { deps, zellij, panes } = ctx;
+  const { panes } = ctx;
   validateTarget("owner", req.owner);
   const cwd = validateDirectory(req.cwd);
   const title = cleanTitle(req.title);
-  // With a token the pane's start command (zellij's `terminal_command`) carries it.
-  const program = tokenArgv(programArgv(req.argv), req.token);
-  if (Object.keys(req.env).length > 0) {
-    throw new MuxError(
-      "auth_unsupported",
-      "Cannot pass credentials to a zellij pane: zellij has no per-pane environment",
-      { hint: "Run OpenCode without a server password, or use tmux, herdr or kitty" },
-    );
-  }
+  const argv = programArgv(req.argv);
   const v = await panes.version(req.signal);
-  const before = await panes.list(req.signal);
+  const credentials = ctx.credentials.write(req.env);
+  try {
+    // With a token the pane's start command (zellij's `terminal_command`) carries it; the
+    // credentials file's path is there too, never its content.
+    const program = tokenArgv(credentialsArgv(argv, credentials), req.token);
+    const paneId = await splitAndTitle(ctx, { program, cwd, title, v }, req.signal);
+    ctx.credentials.keep(paneId, credentials);
+    return { paneId };
+  } catch (err) {
+    // No pane to hand the file to (a pane that opened after all is found by its token and
+    // fails to start without it).
+    if (credentials) removeCredentialsFile(credentials);
+    throw err;
+  }
+}
+
+/** The split (retried once without a direction) and the title, for {@linkcode openPane}. */
+async function splitAndTitle(
+  ctx: { deps: BackendDeps<ZellijConfig>; zellij: ZellijCommand; panes: ZellijPanes },
+  what: { program: readonly string[]; cwd: string; title: string; v: string },
+  signal?: AbortSignal,
+): Promise<PaneId> {
+  const { deps, zellij, panes } = ctx;
+  const { program, cwd, title, v } = what;
+  const before = await panes.list(signal);
   const tabId = panes.anchorTab(before);
   const known = new Set(before.map((p) => p.paneId));
   const direction = splitDirection(deps.config.layout);
@@ -121,8 +150,8 @@ export async function openPane(
   ];
   let paneId: PaneId | null = null;
   for (const directed of [true, false]) {
-    const stdout = await zellij.must("open a pane", open(directed), req.signal);
-    paneId = parseNewPaneId(stdout) ?? await findNewPane(panes, known, tabId, title, req.signal);
+    const stdout = await zellij.must("open a pane", open(directed), signal);
+    paneId = parseNewPaneId(stdout) ?? await findNewPane(panes, known, tabId, title, signal);
     if (paneId) break;
     // A crowded tab drops a directed split silently (exit 0, nothing printed; §2): try once more
     // and let zellij place the pane where it has room.
@@ -135,10 +164,10 @@ export async function openPane(
   }
   if (title !== "") {
     // Belt and braces: 0.44.0 ignored --name in some paths (PR #4979).
-    const renamed = await zellij.action(["rename-pane", "-p", paneId, "--", title], req.signal);
+    const renamed = await zellij.action(["rename-pane", "-p", paneId, "--", title], signal);
     if (renamed.code !== 0) {
       deps.log.warn(zellijError(`title pane "${paneId}"`, renamed).message);
     }
   }
-  return { paneId };
+  return paneId;
 }

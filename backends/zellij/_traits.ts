@@ -6,6 +6,7 @@
  */
 
 import { z } from "zod";
+import { plainName } from "../../lib/config/plain_name.ts";
 import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
 
 /**
@@ -17,9 +18,7 @@ export const ZELLIJ_SECTION = z.strictObject({
   bin: z.string().min(1).default("zellij").describe(
     "The program to run (a name on PATH or a path)",
   ),
-  session: z.string().min(1).optional().describe(
-    "The zellij session to use (else ZELLIJ_SESSION_NAME)",
-  ),
+  session: plainName("The zellij session to use (else ZELLIJ_SESSION_NAME): a plain name"),
 }).prefault({}).describe("zellij backend");
 
 /** The config the zellij backend reads: muxbridge's keys and its `zellij` section. */
@@ -54,7 +53,8 @@ export const ZELLIJ_GATE: VersionGate = {
 export const ZELLIJ_CAPABILITIES: Capabilities = {
   layout: false,
   title: true,
-  env: false,
+  // No per-pane environment: through a private file the pane's /bin/sh reads and removes.
+  env: true,
   marks: false,
   focusSafe: true,
   // In the start command, which `list-panes --json` shows as `terminal_command`.

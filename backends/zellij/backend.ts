@@ -9,8 +9,9 @@
  *
  * What zellij cannot do, and what muxbridge does instead:
  * - no per-pane environment (zellij issues #1987, #3856, #4031: panes get the *server's*
- *   environment), so credentials cannot reach a pane without argv or typing:
- *   `capabilities.env` is false and the loop reports `auth_unsupported`;
+ *   environment), so credentials reach a pane through a private file its explicit `/bin/sh`
+ *   reads and removes before it `exec`s the program (`lib/sys/credentials_file.ts`), never on
+ *   argv and never typed;
  * - no hidden per-pane data (titles are the clean session title, nothing else), so ownership
  *   survives a crash through muxbridge's durable pane records, not marks: `marks` is false;
  * - no layout command that arranges only some panes: `applyLayout` is an honest no-op and the
@@ -21,6 +22,7 @@
  */
 
 import type { Backend, BackendDeps, Capabilities } from "../../lib/backend/backend.ts";
+import { createPaneCredentials } from "../../lib/backend/_pane_credentials.ts";
 import { interruptPane, killPane } from "./_close.ts";
 import { createZellijCommand } from "./_command.ts";
 import { probeZellij, zellijDoctor } from "./_doctor.ts";
@@ -64,7 +66,7 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
   // focusSafe is set once the version is known (ZELLIJ_CAPABILITIES).
   const capabilities: Capabilities = { ...ZELLIJ_CAPABILITIES, focusSafe: false };
   const panes = createZellijPanes(deps, zellij, createZellijVersion(zellij, capabilities));
-  const ctx = { deps, zellij, panes };
+  const ctx = { deps, zellij, panes, credentials: createPaneCredentials(deps) };
 
   return {
     name: "zellij",

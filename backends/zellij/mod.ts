@@ -31,7 +31,7 @@ export const zellij: BackendModule<"zellij", typeof ZELLIJ_SECTION> = {
       });
     },
   },
-  config: { schema: ZELLIJ_SECTION, external: { bin: "program" } },
+  config: { schema: ZELLIJ_SECTION, external: { bin: "program", session: "session" } },
   version: ZELLIJ_GATE,
   capabilities: ZELLIJ_CAPABILITIES,
   doctor: ZELLIJ_DOCTOR,
@@ -44,7 +44,8 @@ export const zellij: BackendModule<"zellij", typeof ZELLIJ_SECTION> = {
     layout: "no-op (no layout API)",
     title: "`--name` + `rename-pane`",
     focusSafe: "only on ≥ 0.45 (`--no-focus`); `doctor` warns on 0.44",
-    credentials: "refused (`auth_unsupported`: no per-pane environment)",
+    credentials:
+      "a private 0600 file the pane's explicit `/bin/sh` sources and removes (no per-pane environment; never on argv)",
     marks: "none (state records)",
     verified: "a faithful **fake** CLI (`tests/fakes/bin/zellij`)",
   },

@@ -10,7 +10,8 @@
  *
  * Files prefixed `_` are the mechanisms backends share (one program run, the fallback error, a
  * pane id made in the backend's form, the version gate, a one-time step kept once it succeeds,
- * the binary doctor check, a detected layer): only `backends/` imports them, and nothing here
+ * the binary doctor check, a detected layer, where a pane's credentials file goes): only
+ * `backends/` imports them, and nothing here
  * re-exports them.
  *
  * What lives here may import `lib/sys/` and `lib/config/`, never `backends/`, `lib/session/`,

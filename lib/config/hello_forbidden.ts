@@ -1,9 +1,9 @@
 /**
  * What a `bridge.hello` may not configure. The hello's `config` carries plugin options, and a
  * project's `opencode.json` (in a repository someone else wrote) can set those: so it may tune
- * how panes behave, but not name a program to run, a file to write, or a socket that receives
- * pane commands and the server's credentials. Those belong in the user's config file,
- * environment or flags.
+ * how panes behave, but not name a program to run, a file to write, or a socket, server or
+ * session that receives pane commands and the server's credentials. Those belong in the user's
+ * config file, environment or flags.
  *
  * @module
  */
@@ -11,13 +11,15 @@
 import { MuxError } from "../sys/errors.ts";
 
 /** What a config key names that a `bridge.hello` may not set. */
-export type ExternalKind = "program" | "file" | "socket";
+export type ExternalKind = "program" | "file" | "socket" | "session";
 
 /** Why a key of each {@linkcode ExternalKind} is refused. */
 const WHY: Readonly<Record<ExternalKind, string>> = {
   program: "names a program to run",
   file: "names a file to write",
   socket: "names a socket that receives pane commands and credentials",
+  session:
+    "chooses the multiplexer session (or server) that receives pane commands and credentials",
 };
 
 /**
@@ -36,7 +38,7 @@ export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
 export interface ExternalKeys {
   /** The section's key (the backend's name). */
   readonly name: string;
-  /** The section's keys that name a program, a file or a socket. */
+  /** The section's keys that name a program, a file, a socket or a session. */
   readonly config: { readonly external: Readonly<Record<string, ExternalKind>> };
 }
 

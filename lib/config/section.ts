@@ -30,8 +30,9 @@ export interface ConfigSection<S extends SectionSchema = SectionSchema> {
   /** The section's schema. */
   readonly schema: S;
   /**
-   * The section's keys that name a program to run, a file, or a socket that receives pane
-   * commands and credentials: `bridge.hello` cannot set them (`hello_forbidden.ts`).
+   * The section's keys that name a program to run, a file, or a socket, server or session that
+   * receives pane commands and credentials: `bridge.hello` cannot set them (`hello_forbidden.ts`).
+   * A key naming a socket or a session by name uses `plainName` (`plain_name.ts`).
    */
   readonly external: Readonly<Record<string, ExternalKind>>;
   /**

@@ -1,13 +1,17 @@
 /**
  * `muxbridge install` and `uninstall` as plans: what to write, edit and remove to put the
- * plugin this binary carries where OpenCode loads it for this user (its global plugin folder),
- * with this binary's command recorded beside it, or to take exactly that away again. A plan is
- * computed first (that is `--dry-run`), then applied step by step, every file written
- * atomically.
+ * plugins this binary carries where OpenCode loads them for this user (its global config
+ * folder), for each OpenCode line asked for (`install_v1.ts`: one file for 1.x;
+ * `install_v2.ts`: a folder for 2.x), with this binary's command recorded beside each, or to
+ * take exactly that away again. A plan is computed first (that is `--dry-run`), then applied
+ * step by step, every file written atomically.
  *
- * What install never does: touch a file that is not muxbridge's; rewrite a user's config. The
- * one config edit it makes removes an older muxbridge entry from a config's `plugin` list (the
- * old way to install), cutting only that entry's bytes so comments and layout stay.
+ * What install never does: touch a file that is not muxbridge's; rewrite a user's config; replace
+ * a symbolic link. The one config edit it makes removes an older muxbridge entry from a config's
+ * `plugin` list (the old way to install), cutting only that entry's bytes so comments and layout
+ * stay. A file that is a symbolic link (dotfiles setups link `opencode.json`) is written through
+ * to its target, which must be a regular file of the user's in a folder the user can write;
+ * else the plan is refused, naming the link and the target, before anything is written.
  *
  * @module
  */
@@ -16,9 +20,15 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvLookup } from "../sys/env.ts";
 import { MuxError } from "../sys/errors.ts";
+import type { OpencodeLine } from "./detect.ts";
 import type { Files } from "./files.ts";
+import { planV1Install, planV1Uninstall, v1Installed } from "./install_v1.ts";
+import { planV2Install, planV2Uninstall, v2Installed } from "./install_v2.ts";
 import { type JsoncNode, parseJsonc, plain, removeItems } from "./jsonc.ts";
 import { opencodeLocations } from "./locations.ts";
+import { throughLinks } from "./through_links.ts";
+
+export { isMuxbridgePlugin, pluginVersion, readSidecar, type Sidecar } from "./plugin_files.ts";
 
 /** What a plan needs. */
 export interface InstallDeps {
@@ -30,8 +40,21 @@ export interface InstallDeps {
   self: readonly string[];
   /** This muxbridge's version. */
   version: string;
-  /** The plugin this binary carries. */
-  source: string;
+  /** The plugins this binary carries (`plugin_source.ts`). */
+  carried: Carried;
+  /**
+   * The OpenCode lines to install for (`detect.ts`); a line muxbridge is installed for already
+   * is updated too, so nothing stale stays behind.
+   */
+  lines: readonly OpencodeLine[];
+}
+
+/** The plugins this binary carries. */
+export interface Carried {
+  /** The OpenCode 1.x plugin file (`muxbridge.js`). */
+  v1: string;
+  /** The OpenCode 2.x plugin folder's files, by name. */
+  v2: Readonly<Record<string, string>>;
 }
 
 /** One thing a plan changes or leaves as it is. */
@@ -49,7 +72,10 @@ export type Step =
   | { kind: "mkdir"; path: string }
   | { kind: "write"; path: string; text: string; mode: number }
   | { kind: "remove"; path: string }
-  | { kind: "rmdir"; path: string };
+  | { kind: "rmdir"; path: string }
+  | { kind: "writeFolder"; path: string; files: Readonly<Record<string, string>>; mode: number }
+  | { kind: "link"; path: string; target: string }
+  | { kind: "removeTree"; path: string };
 
 /** What install or uninstall will do (and, once applied, did). */
 export interface Plan {
@@ -59,61 +85,6 @@ export interface Plan {
   changed: Change[];
   /** What is already as it should be, or left alone. */
   unchanged: Change[];
-}
-
-/** What `install` records beside the plugin (`muxbridge.json`). */
-export interface Sidecar {
-  /** The command that runs muxbridge (argv prefix). */
-  command: string[];
-  /** The muxbridge version that installed the plugin. */
-  version: string;
-  /** Whether install created the plugin folder (uninstall then removes it when empty). */
-  createdDir?: boolean;
-}
-
-/**
- * Whether a file's text is a muxbridge plugin (any version).
- *
- * @param text The file's text.
- * @returns Whether it is muxbridge's.
- */
-export function isMuxbridgePlugin(text: string): boolean {
-  return text.includes("The muxbridge OpenCode plugin") && text.includes("MuxbridgePlugin");
-}
-
-/**
- * The version a plugin file was released with, if it says.
- *
- * @param text The plugin's text.
- * @returns `X.Y.Z`, or undefined.
- */
-export function pluginVersion(text: string): string | undefined {
-  return /const PLUGIN_VERSION = "([^"]+)"/.exec(text)?.[1];
-}
-
-/**
- * Reads the sidecar `install` wrote; null when absent or not muxbridge's.
- *
- * @param text The sidecar's text, or null.
- * @returns The recorded command and version.
- */
-export function readSidecar(text: string | null): Sidecar | null {
-  if (text === null) return null;
-  try {
-    const data = JSON.parse(text);
-    if (
-      !Array.isArray(data?.command) || data.command.length === 0 ||
-      !data.command.every((a: unknown) => typeof a === "string" && a !== "") ||
-      typeof data.version !== "string"
-    ) return null;
-    return {
-      command: data.command,
-      version: data.version,
-      ...(data.createdDir === true ? { createdDir: true } : {}),
-    };
-  } catch {
-    return null;
-  }
 }
 
 /** Whether a `plugin` list entry names a muxbridge plugin file. */
@@ -154,10 +125,13 @@ function muxbridgeEntries(path: string, text: string): { list: JsoncNode; indexe
 /**
  * The install plan for this user.
  *
- * @param deps Files, environment, this binary's command, version and carried plugin.
+ * @param deps Files, environment, this binary's command, version and carried plugins, and the
+ *   OpenCode lines to install for.
  * @returns What to do; nothing when everything is in place already.
  * @throws {MuxError} `invalid_config` for a config that is not valid JSONC (or no HOME);
- *   `not_owned` when a file that is not muxbridge's sits where the plugin goes.
+ *   `not_owned` when something that is not muxbridge's sits where a plugin goes, or a file to
+ *   write is a symbolic link install will not write through (dangling, or to something that is
+ *   not a regular file of the user's in a folder the user can write).
  */
 export function planInstall(deps: InstallDeps): Plan {
   const { files } = deps;
@@ -168,99 +142,35 @@ export function planInstall(deps: InstallDeps): Plan {
     const text = files.read(path);
     if (text === null) return [];
     const { list, indexes } = muxbridgeEntries(path, text);
-    return indexes.length
-      ? [{ path, text: removeItems(text, list, indexes), n: indexes.length }]
-      : [];
+    if (!indexes.length) return [];
+    const { target, note } = throughLinks(
+      files,
+      path,
+      "edit OpenCode's config",
+      `Remove the muxbridge entries from its "plugin" list yourself (in your dotfiles' source, if you link it), then run install again`,
+    );
+    return [{ path, target, note, text: removeItems(text, list, indexes), n: indexes.length }];
   });
 
-  const dirInfo = files.stat(at.pluginDir);
-  if (dirInfo !== null && dirInfo.kind !== "dir") {
-    throw new MuxError("not_owned", `Cannot install into "${at.pluginDir}": it is not a folder`, {
-      hint: "Move it away, then run install again",
-    });
-  }
-  const oldSidecar = readSidecar(files.read(at.sidecar));
-  const createdDir = dirInfo === null || oldSidecar?.createdDir === true;
-  if (dirInfo === null) plan.steps.push({ kind: "mkdir", path: at.pluginDir });
-
-  const sidecarText = `${
-    JSON.stringify(
-      {
-        command: deps.self,
-        version: deps.version,
-        ...(createdDir ? { createdDir: true } : {}),
-      },
-      null,
-      2,
-    )
-  }\n`;
-  const currentSidecar = files.read(at.sidecar);
-  if (currentSidecar === sidecarText) {
-    plan.unchanged.push({
-      path: at.sidecar,
-      action: "keep",
-      what: "the recorded muxbridge command",
-    });
-  } else {
-    if (currentSidecar !== null && oldSidecar === null) {
-      throw new MuxError("not_owned", `Cannot install: "${at.sidecar}" is not muxbridge's`, {
-        hint: "Move it away, then run install again",
-      });
-    }
-    plan.steps.push({ kind: "write", path: at.sidecar, text: sidecarText, mode: 0o644 });
-    plan.changed.push({
-      path: at.sidecar,
-      action: currentSidecar === null ? "write" : "replace",
-      what: `the muxbridge command the plugin runs: ${deps.self.join(" ")}`,
-    });
-  }
-
-  const current = files.read(at.plugin);
-  if (current === deps.source) {
-    plan.unchanged.push({ path: at.plugin, action: "keep", what: `the plugin ${deps.version}` });
-  } else {
-    if (current !== null && !isMuxbridgePlugin(current)) {
-      throw new MuxError("not_owned", `Cannot install: "${at.plugin}" is not muxbridge's plugin`, {
-        hint: "Move it away, then run install again",
-      });
-    }
-    plan.steps.push({ kind: "write", path: at.plugin, text: deps.source, mode: 0o644 });
-    plan.changed.push({
-      path: at.plugin,
-      action: current === null ? "write" : "replace",
-      what: current === null
-        ? `the plugin ${deps.version}`
-        : `the plugin ${pluginVersion(current) ?? "(older)"} → ${deps.version}`,
-    });
-  }
-
-  for (const path of at.legacyPlugins) {
-    const text = files.read(path);
-    if (text === null) continue;
-    const sidecar = path.endsWith(".json");
-    if (sidecar ? readSidecar(text) === null : !isMuxbridgePlugin(text)) continue;
-    plan.steps.push({ kind: "remove", path });
-    plan.changed.push({
-      path,
-      action: "remove",
-      what: sidecar ? "the command recorded for an older copy" : "an older copy of the plugin",
-    });
+  for (const line of linesFor(deps, at)) {
+    if (line === "1.x") planV1Install(deps, at, plan);
+    else planV2Install(deps, at, plan);
   }
   for (const edit of edits) {
-    const mode = files.stat(edit.path)?.mode ?? 0o644;
-    plan.steps.push({ kind: "write", path: edit.path, text: edit.text, mode });
+    const mode = files.stat(edit.target)?.mode ?? 0o644;
+    plan.steps.push({ kind: "write", path: edit.target, text: edit.text, mode });
     plan.changed.push({
       path: edit.path,
       action: "edit",
       what: `removed ${edit.n} older muxbridge ${edit.n === 1 ? "entry" : "entries"} from its ` +
-        `plugin list (the plugin folder loads it now; nothing else in the file changes)`,
+        `plugin list (the plugin folder loads it now; nothing else in the file changes)${edit.note}`,
     });
   }
   return plan;
 }
 
 /**
- * The uninstall plan: removes exactly what {@linkcode planInstall} writes.
+ * The uninstall plan: removes exactly what {@linkcode planInstall} writes, for both lines.
  *
  * @param deps Files and environment.
  * @returns What to do.
@@ -269,34 +179,8 @@ export function planUninstall(deps: Pick<InstallDeps, "files" | "env">): Plan {
   const { files } = deps;
   const at = opencodeLocations(deps.env);
   const plan: Plan = { steps: [], changed: [], unchanged: [] };
-  const plugin = files.read(at.plugin);
-  if (plugin !== null && isMuxbridgePlugin(plugin)) {
-    plan.steps.push({ kind: "remove", path: at.plugin });
-    plan.changed.push({ path: at.plugin, action: "remove", what: "the plugin" });
-  } else {
-    plan.unchanged.push({
-      path: at.plugin,
-      action: "keep",
-      what: plugin === null ? "no plugin installed" : "not muxbridge's plugin: left alone",
-    });
-  }
-  const sidecar = readSidecar(files.read(at.sidecar));
-  if (sidecar) {
-    plan.steps.push({ kind: "remove", path: at.sidecar });
-    plan.changed.push({
-      path: at.sidecar,
-      action: "remove",
-      what: "the recorded muxbridge command",
-    });
-    if (sidecar.createdDir) {
-      plan.steps.push({ kind: "rmdir", path: at.pluginDir });
-      plan.changed.push({
-        path: at.pluginDir,
-        action: "remove",
-        what: "the plugin folder install created (only if nothing else is in it)",
-      });
-    }
-  }
+  planV1Uninstall(deps, at, plan);
+  planV2Uninstall(deps, at, plan);
   for (const path of at.configFiles) {
     const text = files.read(path);
     if (text === null) continue;
@@ -339,10 +223,32 @@ export function applyPlan(files: Files, plan: Plan): void {
       case "rmdir":
         files.removeEmptyDir(step.path);
         break;
+      case "writeFolder":
+        files.mkdirp(dirname(step.path));
+        files.writeFolderAtomic(step.path, step.files, step.mode);
+        break;
+      case "link":
+        files.mkdirp(dirname(step.path));
+        files.replaceLink(step.path, step.target);
+        break;
+      case "removeTree":
+        files.removeTree(step.path);
+        break;
       default: {
         const never: never = step;
         throw new TypeError(`Unknown step ${JSON.stringify(never)}`);
       }
     }
   }
+}
+
+/** The lines asked for, plus those muxbridge is installed for already (kept up to date). */
+function linesFor(
+  deps: InstallDeps,
+  at: ReturnType<typeof opencodeLocations>,
+): OpencodeLine[] {
+  const want = new Set(deps.lines);
+  if (v1Installed(deps.files, at)) want.add("1.x");
+  if (v2Installed(deps.files, at)) want.add("2.x");
+  return (["1.x", "2.x"] as const).filter((l) => want.has(l));
 }

@@ -127,7 +127,7 @@ export function createHttp(options: HttpOptions): Http {
           {
             cause: err,
             hint:
-              "Is OpenCode running? The plugin from `muxbridge install` reaches plain `opencode`; without it, start OpenCode with --port 0 so it listens on the URL plugins are given",
+              "Check that OpenCode is running and serves this URL; for plain `opencode` (no --port), run `muxbridge install`: its plugin serves the panes an endpoint guarded by a per-run secret",
           },
         );
       }

@@ -85,7 +85,7 @@ export function paneRequest(
     return {
       skip: "server_unreachable",
       hint:
-        "No server URL is known: send bridge.hello with serverUrl or pass --url (the plugin from `muxbridge install` does; or start OpenCode with --port 0)",
+        "No server URL is known: run `muxbridge install` so the OpenCode plugin sends one in bridge.hello, or pass --url",
     };
   }
   const dir = directoryOf(record, env, true);
@@ -100,7 +100,8 @@ export function paneRequest(
   if (Object.keys(program.env).length > 0 && !ctx.backend.capabilities.env) {
     return {
       skip: "auth_unsupported",
-      hint: `${ctx.backend.name} cannot pass the server password to a pane without exposing it`,
+      hint:
+        `${ctx.backend.name} cannot pass the server password to a pane without exposing it: use a pane provider that promises \`env\`, or a built-in backend (each passes it privately)`,
     };
   }
   return {

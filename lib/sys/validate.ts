@@ -127,6 +127,75 @@ export function validateTarget(kind: string, value: string): string {
   return value;
 }
 
+/** The longest plain name (a socket or session name) accepted. */
+export const MAX_PLAIN_NAME = 64;
+
+/**
+ * What a plain name is: what names a multiplexer's socket or session (`tmux -L NAME`, `zellij
+ * --session NAME`, `herdr --session NAME`). Each of those programs joins the name onto a
+ * directory of its own to find the socket, so a name must never be able to leave it: letters,
+ * digits, `.`, `_` and `-`, starting with a letter, digit or `_` (no flag, no hidden name), at
+ * most {@linkcode MAX_PLAIN_NAME} long, with no `..` in it. herdr's own rule is the same set and
+ * length (docs/backends/herdr.md §5).
+ */
+const PLAIN_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+
+/**
+ * Why text is not a plain name (see {@linkcode validatePlainName}), or null when it is one.
+ *
+ * @param value Any text.
+ * @returns The problem, in words for a message, or null.
+ *
+ * @example
+ * ```ts
+ * import { plainNameProblem } from "./validate.ts";
+ * plainNameProblem("work"); // null
+ * plainNameProblem("../evil/s"); // 'it holds "/"'
+ * ```
+ */
+export function plainNameProblem(value: string): string | null {
+  if (value.length === 0) return "it is empty";
+  if (value.length > MAX_PLAIN_NAME) return `it is longer than ${MAX_PLAIN_NAME} characters`;
+  if (value.includes("/")) return 'it holds "/"';
+  if (value.includes("..")) return 'it holds ".."';
+  if (!/^[A-Za-z0-9._-]*$/.test(value)) {
+    return "it holds a character other than letters, digits, '.', '_' and '-'";
+  }
+  return PLAIN_NAME.test(value) ? null : `it starts with "${value[0]}"`;
+}
+
+/** What {@linkcode validatePlainName} tells a user to do. */
+export const PLAIN_NAME_HINT =
+  "A socket or session name is 1-64 letters, digits, '.', '_' or '-', starting with a letter, digit or '_', with no \"..\" in it";
+
+/**
+ * Checks a name that a multiplexer turns into a socket path (a tmux socket name, a zellij or
+ * herdr session): a plain name that cannot leave the directory the program joins it onto.
+ *
+ * @param what What the value is and where it came from, for the message: `tmux.socket_name`,
+ *   `ZELLIJ_SESSION_NAME`.
+ * @param value The value.
+ * @returns The value.
+ * @throws {MuxError} `invalid_argument` naming `what` and the problem.
+ *
+ * @example
+ * ```ts
+ * import { validatePlainName } from "./validate.ts";
+ * validatePlainName("zellij session", "work"); // "work"
+ * ```
+ */
+export function validatePlainName(what: string, value: string): string {
+  const problem = plainNameProblem(value);
+  if (problem) {
+    throw new MuxError(
+      "invalid_argument",
+      `Cannot use ${what} ${JSON.stringify(cutForMessage(value))}: ${problem}`,
+      { hint: PLAIN_NAME_HINT },
+    );
+  }
+  return value;
+}
+
 /** Every character any backend's pane ids use (tmux `%3`, zellij `terminal_3`, kitty `3`, herdr
  * `w1:p3`, cmux surface UUIDs). */
 const PANE_ID_CHARS = /^[A-Za-z0-9%_:.-]+$/;

@@ -203,7 +203,14 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
       clock: createRealClock(),
       config: resolveConfig({
         env: lookup,
-        flags: { backend: "cmux", command_timeout_ms: 10_000, cmux: { bin: FAKE_CMUX }, ...flags },
+        flags: {
+          backend: "cmux",
+          command_timeout_ms: 10_000,
+          cmux: { bin: FAKE_CMUX },
+          // Credentials files go there: never the real home's state directory.
+          state_dir: `${dir}/state`,
+          ...flags,
+        },
       }),
       identity: detectAll(lookup),
       log,

@@ -411,6 +411,51 @@ Deno.test("cmux against the fake: every call pins --socket and names the workspa
   });
 });
 
+Deno.test("cmux against the fake: credentials reach the program from a private 0600 file that is gone once it started; only the file's path is typed", async () => {
+  await withFake({}, async (fake) => {
+    const password = "p@ss 'x' $(no) --help";
+    const seen: Array<{ text: string; file: string; mode: number; dirMode: number }> = [];
+    // Sees the typed line and the file the moment the split is asked for (before the fake's
+    // shell can read it).
+    const run: Runner = async (argv, opts) => {
+      const at = argv.indexOf("--command");
+      if (argv.includes("new-split") && at > 0) {
+        const text = argv[at + 1];
+        const file = /'(\/[^']*\/credentials\/[0-9a-f]{24}\.env)'/.exec(text)?.[1] ?? "";
+        const st = await Deno.lstat(file);
+        const dir = await Deno.stat(file.slice(0, file.lastIndexOf("/")));
+        seen.push({ text, file, mode: st.mode! & 0o777, dirMode: dir.mode! & 0o777 });
+      }
+      return await fake.runner(argv, opts);
+    };
+    const backend = createCmuxBackend(fake.deps({}, silentLogger, run));
+    assert.equal(backend.capabilities.env, true);
+    const prog = await Deno.makeTempDir({ dir: fake.dir });
+    const standIn = await writeStandIn(prog);
+    const { paneId } = await backend.spawn({
+      sessionId: validateSessionId("ses_cmuxEnv"),
+      title: "env",
+      argv: [standIn, "attach", "u"],
+      cwd: prog,
+      env: { OPENCODE_SERVER_PASSWORD: password },
+      owner: "cli",
+    });
+    await waitFor(clock, async () => (await recordedLaunches(prog)).length > 0, {
+      deadline: clock.now() + 10_000,
+    });
+    const [launch] = await recordedLaunches(prog);
+    assert.equal(launch.password, password);
+    assert.deepEqual(launch.argv, ["attach", "u"]);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].mode, 0o600);
+    assert.equal(seen[0].dirMode, 0o700);
+    assert.ok(!seen[0].text.includes("p@ss"), "the password is not typed");
+    assert.ok(!fake.calls().some((a) => a.some((v) => v.includes("p@ss"))), "nor on any argv");
+    await assert.rejects(() => Deno.lstat(seen[0].file), Deno.errors.NotFound);
+    await closePane(backend, paneId, { graceMs: 2000, clock, processes: createProcesses() });
+  });
+});
+
 Deno.test("cmux kill() never asks cmux to close a surface that is not listed right now", async () => {
   await withFake({ faults: { "close-surface": "bad-close" } }, async (fake) => {
     const backend = createCmuxBackend(fake.deps());

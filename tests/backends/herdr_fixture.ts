@@ -175,7 +175,13 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
         clock: createRealClock(),
         config: resolveConfig({
           env: () => undefined,
-          flags: { backend: "herdr", command_timeout_ms: 10_000, ...flags },
+          // Credentials files go to state_dir: never the real home's state directory.
+          flags: {
+            backend: "herdr",
+            command_timeout_ms: 10_000,
+            state_dir: `${dir}/state`,
+            ...flags,
+          },
         }),
         identity: id,
         log,

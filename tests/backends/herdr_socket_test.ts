@@ -101,12 +101,14 @@ Deno.test("herdr over the socket: a pane's life is these requests and no process
     "pane.close": { type: "ok" },
   });
   const run = createFakeRunner();
-  const backend = createHerdrBackend(deps(run), { unixRequest: send });
+  const state = Deno.makeTempDirSync({ prefix: "muxbridge-herdr-state-" });
+  const backend = createHerdrBackend(deps(run, { state_dir: state }), { unixRequest: send });
   const password = "--help $(x) 'q'";
   const spawned = await backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: password } }));
+  Deno.removeSync(state, { recursive: true });
   assert.deepEqual(spawned, { paneId: "w1:p2", pid: 4321 });
   const launch = sent[1].params.env as Record<string, string>;
-  const m = /^unset MUXBRIDGE_LAUNCH; \. '([^']+\/env)'; rm -rf -- '([^']+)'; exec /.exec(
+  const m = /^unset MUXBRIDGE_LAUNCH; \. '([^']+\.env)'; rm -f -- '\1'; exec /.exec(
     launch[LAUNCH_VAR],
   );
   assert.ok(m, launch[LAUNCH_VAR]);
@@ -117,7 +119,7 @@ Deno.test("herdr over the socket: a pane's life is these requests and no process
       direction: "right",
       cwd: "/w",
       focus: false,
-      env: { [LAUNCH_VAR]: launchCommand(request().argv, { file: m[1], dir: m[2] }) },
+      env: { [LAUNCH_VAR]: launchCommand(request().argv, { file: m[1] }) },
     }],
     ["pane.process_info", { pane_id: "w1:p2" }],
     ["pane.send_input", { pane_id: "w1:p2", text: LAUNCH_LINE, keys: ["Enter"] }],
@@ -172,9 +174,10 @@ Deno.test("herdr finds its socket as the herdr CLI would for muxbridge's command
   assert.equal(where({}, { ...env, HERDR_SOCKET_PATH: "" }), "/cfg/herdr/sessions/envs/herdr.sock");
   assert.equal(where({}, { HOME: "/home/u" }), "/home/u/.config/herdr/herdr.sock");
   assert.match(where({}, {}), /^none: neither XDG_CONFIG_HOME nor HOME/);
+  // A name that could leave herdr's sessions folder is refused (the config refuses it as a key).
   assert.match(
-    where({ herdr: { session: "../x" } }, env),
-    /^none: "\.\.\/x" is not a herdr session/,
+    where({}, { ...env, HERDR_SOCKET_PATH: "", HERDR_SESSION: "../x" }),
+    /^none: HERDR_SESSION "\.\.\/x" is not a plain session name: it holds "\/"/,
   );
 });
 

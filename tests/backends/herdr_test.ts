@@ -99,17 +99,18 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
   const run = healthy().onPrefix(["herdr", "pane", "close"], {
     stdout: '{"id":"cli:pane:close","result":{"type":"ok"}}',
   });
-  const backend = herdrBackend(deps(run));
+  const state = Deno.makeTempDirSync({ prefix: "muxbridge-herdr-state-" });
+  const backend = herdrBackend(deps(run, { state_dir: state }));
   const password = "--help $(x) 'q'";
   const spawned = await backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: password } }));
   assert.deepEqual(spawned, { paneId: "w1:p2", pid: 4321 });
   const split = run.calls[1].argv;
   const launch = split.at(-1)!;
-  const m =
-    /^MUXBRIDGE_LAUNCH=unset MUXBRIDGE_LAUNCH; \. '([^']+\/env)'; rm -rf -- '([^']+)'; exec /
-      .exec(launch);
+  const m = /^MUXBRIDGE_LAUNCH=unset MUXBRIDGE_LAUNCH; \. '([^']+\.env)'; rm -f -- '\1'; exec /
+    .exec(launch);
   assert.ok(m, launch);
-  const [, file, dir] = m;
+  const [, file] = m;
+  const dir = `${Deno.realPathSync(state)}/credentials`;
   assert.deepEqual(run.calls.map((c) => c.argv), [
     ["herdr", "--version"],
     [
@@ -123,7 +124,7 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
       "/w",
       "--no-focus",
       "--env",
-      `${LAUNCH_VAR}=${launchCommand(request().argv, { file, dir })}`,
+      `${LAUNCH_VAR}=${launchCommand(request().argv, { file })}`,
     ],
     ["herdr", "pane", "process-info", "--pane", "w1:p2"],
     ["herdr", "pane", "run", "w1:p2", LAUNCH_LINE],
@@ -134,7 +135,8 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
     !run.calls.some((c) => c.argv.some((a) => a.includes(password))),
     "the password is on no argv, typed text included",
   );
-  // The file: 0600 in a 0700 directory of its own, sourced by /bin/sh to exactly the value.
+  // The file: 0600 in the state directory's 0700 credentials folder, sourced by /bin/sh to
+  // exactly the value.
   assert.equal(dirname(file), dir);
   assert.equal(Deno.statSync(dir).mode! & 0o777, 0o700);
   assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
@@ -146,7 +148,8 @@ Deno.test("herdr spawn() splits the anchor, passes the command by --env and cred
   assert.equal(new TextDecoder().decode(sourced.stdout), password);
   // Closing the pane removes a file its shell never read.
   await backend.kill(validatePaneId("w1:p2"));
-  assert.ok(!existsSync(dir));
+  assert.ok(!existsSync(file));
+  Deno.removeSync(state, { recursive: true });
 });
 
 Deno.test("herdr spawn() stacks later panes beside the newest one still open", async () => {

@@ -20,7 +20,13 @@ backendContract("kitty", async () => {
   const dir = await Deno.makeTempDir({ dir: server.dir, prefix: "contract-" });
   const config = resolveConfig({
     env: () => undefined,
-    flags: { backend: "kitty", command_timeout_ms: 15_000, kitty: { listen_on: server.address } },
+    flags: {
+      backend: "kitty",
+      command_timeout_ms: 15_000,
+      kitty: { listen_on: server.address },
+      // Credentials files go there: never the real home's state directory.
+      state_dir: `${dir}/state`,
+    },
   });
   const answers = answerFault();
   const backend = createKittyBackend({

@@ -344,13 +344,15 @@ Deno.test("kitty spawn() passes credentials through a private file a /bin/sh -c 
     );
     return { stdout: "2\n" };
   });
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const state = Deno.makeTempDirSync({ prefix: "muxbridge-kitty-state-" });
+  const backend = createKittyBackend(makeDeps(fake.run, { state_dir: state }));
   assert.deepEqual(await backend.spawn(req), { paneId: "2" });
-  assert.ok(file !== "");
+  assert.ok(file.startsWith(`${Deno.realPathSync(state)}/credentials/`), file);
   // The window's program never ran here: killing the window removes the file.
   fake.on(rcArgv("kitty", "close-window", "--match=id:2"), {});
   await backend.kill(validatePaneId("2"));
   await assert.rejects(() => Deno.stat(file), Deno.errors.NotFound);
+  Deno.removeSync(state, { recursive: true });
 });
 
 Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --next-to", async () => {

@@ -94,10 +94,11 @@ Deno.test("each module's config section is strict, has its defaults, and declare
       (schema.parse({}) as Record<string, Record<string, unknown>>)[b.name],
     );
     assert.deepEqual(keys, Object.keys(section), b.name);
-    // Every key that names a program, a file or a socket is one bridge.hello may not set.
+    // Every key that names a program, a file, a socket or a session is one bridge.hello may
+    // not set.
     const shape = sections[b.name].properties ?? {};
     for (const key of Object.keys(shape)) {
-      if (/^(bin|command)$|socket_path|listen_on|_file$|_dir$/.test(key)) {
+      if (/^(bin|command|session|target)$|socket|listen_on|_file$|_dir$/.test(key)) {
         assert.ok(key in b.config.external, `${b.name}.${key} is declared external`);
       }
     }

@@ -139,6 +139,8 @@ export async function startFakeWezterm(
           flags: {
             backend: "wezterm",
             command_timeout_ms: 10_000,
+            // Credentials files go there: never the real home's state directory.
+            state_dir: `${dir}/state`,
             ...flags,
             wezterm: { bin: FAKE_WEZTERM, ...(flags.wezterm as object | undefined) },
           },

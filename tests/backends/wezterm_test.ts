@@ -136,11 +136,11 @@ Deno.test("programArgv() passes argv untouched when there is nothing to add, els
   assert.deepEqual(programArgv(["opencode", "a;b"], {}), ["opencode", "a;b"]);
   const token = "0123456789abcdef0123456789abcdef";
   assert.deepEqual(
-    programArgv(["opencode", "$(x)"], { token, credentials: { file: "/t/d/env", dir: "/t/d" } }),
+    programArgv(["opencode", "$(x)"], { token, credentials: { file: "/s/credentials/0a.env" } }),
     [
       "/bin/sh",
       "-c",
-      `. '/t/d/env'; rm -rf -- '/t/d'; export MUXBRIDGE_SPAWN_TOKEN=${token}; exec "$@"`,
+      `. '/s/credentials/0a.env'; rm -f -- '/s/credentials/0a.env'; export MUXBRIDGE_SPAWN_TOKEN=${token}; exec "$@"`,
       "muxbridge",
       "opencode",
       "$(x)",

@@ -130,6 +130,8 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
           flags: {
             backend: "zellij",
             command_timeout_ms: 10_000,
+            // Credentials files go there: never the real home's state directory.
+            state_dir: `${dir}/state`,
             ...flags,
             zellij: { bin: FAKE_ZELLIJ, ...(flags.zellij ?? {}) },
           },

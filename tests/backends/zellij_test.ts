@@ -19,6 +19,7 @@ import { silentLogger } from "../../lib/sys/log.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
 import { SessionLoop } from "../../lib/session/loop.ts";
 import { createFakeRunner, type FakeRunner } from "../fakes/fake_runner.ts";
+import type { Runner } from "../../lib/sys/exec.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { request } from "./_spawn_request.ts";
@@ -201,15 +202,87 @@ Deno.test("zellij spawn() reports no_space when neither split opened anything", 
   assert.equal(run.calls.filter((c) => c.argv.includes("new-pane")).length, 2, "one retry only");
 });
 
-Deno.test("zellij spawn() refuses credentials before running anything (no per-pane env)", async () => {
-  const run = createFakeRunner();
-  const backend = createZellijBackend(deps(run));
-  assert.equal(backend.capabilities.env, false);
-  await assert.rejects(
-    () => backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: "x" } })),
-    (e) => isMuxError(e, "auth_unsupported"),
-  );
-  assert.equal(run.calls.length, 0);
+Deno.test("zellij spawn() hands credentials over in a private 0600 file the pane's /bin/sh reads and removes, never on argv", async () => {
+  const state = await Deno.makeTempDir({ prefix: "muxbridge-zellij-state-" });
+  try {
+    const password = "p@ss 'x' $(no) --help";
+    let file = "";
+    const run = createFakeRunner()
+      .on(["zellij", "--version"], { stdout: "zellij 0.45.0\n" })
+      .on(LIST, { stdout: listJson([0, "~"]) }, { stdout: listJson([0, "~"], [5, "fix the bug"]) })
+      .onPrefix([...S, "new-pane"], async (argv) => {
+        // The program: /bin/sh reads the file (its path as $0), removes it, then execs argv.
+        const program = argv.slice(argv.indexOf("--") + 1);
+        assert.deepEqual(program.slice(0, 3), [
+          "/bin/sh",
+          "-c",
+          '. "$0"; rm -f -- "$0"; exec "$@"',
+        ]);
+        file = program[3];
+        assert.deepEqual(program.slice(4), request().argv);
+        const st = await Deno.lstat(file);
+        assert.ok(st.isFile);
+        assert.equal(st.mode! & 0o777, 0o600);
+        assert.equal((await Deno.stat(`${state}/credentials`)).mode! & 0o777, 0o700);
+        return { stdout: "terminal_5\n" };
+      })
+      .onPrefix([...S, "rename-pane"], {})
+      .onPrefix([...S, "close-pane"], {});
+    const backend = createZellijBackend(deps(run, { state_dir: state }));
+    assert.equal(backend.capabilities.env, true);
+    const spawned = await backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: password } }));
+    assert.deepEqual(spawned, { paneId: "terminal_5" });
+    assert.ok(file.startsWith(`${await Deno.realPath(state)}/credentials/`), file);
+    assert.ok(
+      !run.calls.some((c) => c.argv.some((a) => a.includes("p@ss"))),
+      "the password is on no argv",
+    );
+    // What /bin/sh gets from the file is exactly the value.
+    const sourced = await new Deno.Command("/bin/sh", {
+      args: ["-c", '. "$0"; printf %s "$OPENCODE_SERVER_PASSWORD"', file],
+      clearEnv: true,
+    }).output();
+    assert.equal(new TextDecoder().decode(sourced.stdout), password);
+    // The pane's program never ran here: closing the pane removes the file.
+    await backend.kill(validatePaneId("terminal_5"));
+    await assert.rejects(() => Deno.lstat(file), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+  }
+});
+
+Deno.test("zellij spawn() removes the credentials file when no pane opened", async () => {
+  const state = await Deno.makeTempDir({ prefix: "muxbridge-zellij-state-" });
+  try {
+    const run = createFakeRunner()
+      .on(["zellij", "--version"], { stdout: "zellij 0.45.0\n" })
+      .on(LIST, { stdout: listJson([0, "~"]) })
+      .onPrefix([...S, "new-pane"], { stdout: "" });
+    const backend = createZellijBackend(deps(run, { state_dir: state }));
+    await assert.rejects(
+      () => backend.spawn(request({ env: { OPENCODE_SERVER_PASSWORD: "x" } })),
+      (e) => isMuxError(e, "no_space"),
+    );
+    assert.deepEqual([...Deno.readDirSync(`${state}/credentials`)], []);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+  }
+});
+
+Deno.test("zellij refuses a session name from ZELLIJ_SESSION_NAME that could leave its socket folder, naming the variable, before running anything", async () => {
+  const run = createFakeRunner().on(["zellij", "--version"], { stdout: "zellij 0.45.0\n" });
+  const identity: Identity = {
+    backend: "zellij",
+    layers: [{ backend: "zellij", paneId: "terminal_0", session: "../evil/s" }],
+    harness: { name: null },
+  };
+  const backend = createZellijBackend(deps(run, {}, identity));
+  await assert.rejects(() => backend.spawn(request()), (e) => {
+    assert.ok(isMuxError(e, "invalid_argument"));
+    assert.match(e.message, /^Cannot use ZELLIJ_SESSION_NAME "\.\.\/evil\/s": it holds "\/"/);
+    return true;
+  });
+  assert.ok(!run.calls.some((c) => c.argv.includes("--session")), "no call named the session");
 });
 
 Deno.test("zellij spawn() says so when the caller's pane is not in the session", async () => {
@@ -419,6 +492,39 @@ fakeTest(
         !env.includes("FAKE_ZELLIJ_STATE="),
         "the caller's environment does not reach panes",
       );
+    } finally {
+      await z.close();
+    }
+  },
+);
+
+fakeTest(
+  "zellij (fake CLI) plain opencode's credentials reach the program, never on an argv, from a 0600 file gone once it started",
+  async () => {
+    const z = await startFakeZellij();
+    try {
+      const password = "p@ss 'x' $(no) --help";
+      let file = "";
+      let mode = 0;
+      const run: Runner = async (argv, opts) => {
+        const at = argv.indexOf("new-pane");
+        if (at > 0) {
+          file = argv[argv.indexOf("--") + 4];
+          mode = (await Deno.lstat(file)).mode! & 0o777;
+        }
+        return await z.runner(argv, opts);
+      };
+      const { launch } = await spawnStandIn(z.backend({}, insideSession(), run), z.dir, {
+        env: { OPENCODE_SERVER_PASSWORD: password },
+      });
+      assert.equal(launch.password, password);
+      assert.equal(mode, 0o600);
+      assert.match(file, /\/credentials\/[0-9a-f]{24}\.env$/);
+      await assert.rejects(() => Deno.lstat(file), Deno.errors.NotFound);
+      const calls = await z.calls();
+      assert.ok(!calls.some((a) => a.some((v) => v.includes("p@ss"))), "not on zellij's argv");
+      const cmdline = await Deno.readTextFile(`/proc/${launch.pid}/cmdline`);
+      assert.ok(!cmdline.includes("p@ss"), "not on the program's argv");
     } finally {
       await z.close();
     }

@@ -10,8 +10,9 @@ import type { Check } from "../../lib/backend/backend.ts";
 import { chainChecks } from "../../lib/cli/commands/_doctor_chain.ts";
 import type { CliDeps } from "../../lib/cli/commands/_command.ts";
 import { resolveConfig } from "../../lib/config/config.ts";
+import type { OpencodeLine } from "../../lib/install/detect.ts";
 import { applyPlan, planInstall } from "../../lib/install/install.ts";
-import { PLUGIN_SOURCE } from "../../lib/install/plugin_source.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../lib/install/plugin_source.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
@@ -21,7 +22,7 @@ import { type MemoryFiles, memoryFiles } from "../fakes/memory_files.ts";
 
 const HOME = "/home/me";
 const BIN = "/home/me/.local/bin/muxbridge";
-const PLUGIN = `${HOME}/.config/opencode/plugin/muxbridge.ts`;
+const PLUGIN = `${HOME}/.config/opencode/plugin/muxbridge.js`;
 const LOG = `${HOME}/.local/state/muxbridge/bridge.log`;
 const ENV = { HOME, PATH: "/usr/bin" };
 
@@ -47,12 +48,19 @@ function deps(files: MemoryFiles, runner: FakeRunner, env: Record<string, string
   };
 }
 
-function installed(self = [BIN]): MemoryFiles {
+function installed(self = [BIN], lines: OpencodeLine[] = ["1.x"]): MemoryFiles {
   const files = memoryFiles();
   files.executable(BIN);
   applyPlan(
     files,
-    planInstall({ files, env: fakeEnv(ENV), self, version: "0.1.0", source: PLUGIN_SOURCE }),
+    planInstall({
+      files,
+      env: fakeEnv(ENV),
+      self,
+      version: "0.1.0",
+      carried: { v1: PLUGIN_V1, v2: PLUGIN_V2_FILES },
+      lines,
+    }),
   );
   return files;
 }
@@ -107,7 +115,7 @@ Deno.test("doctor chain: no plugin is a warning with the fix, and nothing about 
 Deno.test("doctor chain: an older plugin, someone else's file, a hand-made entry", async () => {
   const older = installed();
   older.files.set(PLUGIN, {
-    text: PLUGIN_SOURCE.replace('const PLUGIN_VERSION = "0.1.0"', 'const PLUGIN_VERSION = "0.0.9"'),
+    text: PLUGIN_V1.replace("plugin 0.1.0 (", "plugin 0.0.9 ("),
     mode: 0o644,
   });
   const runner = () => createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0"));
@@ -189,7 +197,7 @@ Deno.test("doctor chain: a last run whose bridge could not start, or found no mu
   assert.match(c.hint!, /inside tmux/);
 });
 
-Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0", async () => {
+Deno.test("doctor chain: children skipped for auth_unsupported point to a local pane or a provider with env, never to dropping the password", async () => {
   const files = installed();
   files.files.set(LOG, {
     text: [
@@ -206,5 +214,71 @@ Deno.test("doctor chain: children skipped for auth_unsupported point to --port 0
   )!;
   assert.equal(c.status, "warn");
   assert.match(c.detail, /auth_unsupported/);
-  assert.match(c.hint!, /--port 0/);
+  assert.match(c.hint!, /local pane|provider that promises `env`/);
+  assert.doesNotMatch(c.hint!, /--port|without .*password/);
+});
+
+Deno.test("doctor chain: a last run on OpenCode's own port is checked for a password, without sending one", async () => {
+  const files = installed();
+  files.files.set(LOG, {
+    text: [
+      `2026-12-01T10:00:00.001Z muxbridge-plugin[7] starting "${BIN}" (from muxbridge.json) for http://127.0.0.1:4096/ in /p`,
+      '2026-12-01T10:00:00.300Z muxbridge-plugin[7] bridge: {"type":"ready","protocol":1,"version":"0.1.0","backend":"tmux"}',
+      "",
+    ].join("\n"),
+    mode: 0o600,
+  });
+  const asked: Array<{ url: string; authorization: string | null }> = [];
+  const serving = (status: number) => (input: string | URL | Request, init?: RequestInit) => {
+    const req = new Request(input, init);
+    asked.push({ url: req.url, authorization: req.headers.get("authorization") });
+    return Promise.resolve(
+      status === 200
+        ? Response.json({ healthy: true, version: "1.18.33" })
+        : new Response(null, { status }),
+    );
+  };
+  const check = async (status: number) => {
+    const d = {
+      ...deps(files, createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0")), {
+        ...ENV,
+        OPENCODE_SERVER_PASSWORD: "never-sent",
+      }),
+      fetch: serving(status),
+    };
+    const checks = await chainChecks(d, resolveConfig({ env: d.env, flags: {} }));
+    return byName(checks, "last run's server password");
+  };
+  const open = await check(200);
+  assert.equal(open?.status, "warn");
+  assert.match(open!.detail, /http:\/\/127\.0\.0\.1:4096\/? answers without a password/);
+  assert.match(open!.hint!, /OPENCODE_SERVER_PASSWORD/);
+  assert.equal((await check(401))?.status, "pass");
+  assert.ok(asked.length >= 2);
+  assert.ok(asked.every((a) => a.authorization === null), "the probe carries no password");
+  // Plain opencode (the forwarding endpoint) and a server that does not answer: no such check.
+  files.files.set(LOG, {
+    text: files.files.get(LOG)!.text.replace(
+      "for http://127.0.0.1:4096/ in /p",
+      "for the forwarding endpoint in /p",
+    ),
+    mode: 0o600,
+  });
+  assert.equal(await check(200), undefined);
+});
+
+Deno.test("doctor chain: only OpenCode 2.x's plugin installed: it and its recorded binary pass, no 1.x finding; a stale one fails", async () => {
+  const files = installed([BIN], ["2.x"]);
+  const runner = createFakeRunner().on([BIN, "version", "--json"], versionAnswer("0.1.0"));
+  const checks = await run(files, runner);
+  assert.equal(byName(checks, "opencode plugin"), undefined);
+  assert.equal(byName(checks, "opencode 2.x plugin")?.status, "pass");
+  assert.equal(byName(checks, "muxbridge for the plugin")?.status, "pass");
+
+  const link = `${HOME}/.config/opencode/plugins/muxbridge`;
+  const tui = files.read(`${link}/tui.js`)!.replace("plugin 0.1.0 (", "plugin 0.0.9 (");
+  files.files.set(`${files.readLink(link)}/tui.js`, { text: tui, mode: 0o644 });
+  const stale = byName(await run(files, runner), "opencode 2.x plugin");
+  assert.equal(stale?.status, "fail");
+  assert.match(stale!.detail, /muxbridge 0\.0\.9, this binary is 0\.1\.0/);
 });

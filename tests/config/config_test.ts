@@ -163,7 +163,7 @@ Deno.test("resolveConfig() merges a section key by key across layers", () => {
   const config = resolveConfig({
     env: noEnv,
     file: { ...FILE, data: { tmux: { socket_name: "work", bin: "/usr/local/bin/tmux" } } },
-    hello: { tmux: { target: "%3" } },
+    flags: { tmux: { target: "%3" } },
   });
   assert.deepEqual(config.tmux, {
     bin: "/usr/local/bin/tmux",
@@ -175,10 +175,10 @@ Deno.test("resolveConfig() merges a section key by key across layers", () => {
 Deno.test("resolveConfig() lets a later layer replace one key of a section", () => {
   const config = resolveConfig({
     env: noEnv,
-    file: { ...FILE, data: { herdr: { session: "a", socket_path: "/s" } } },
-    hello: { herdr: { session: "b" } },
+    file: { ...FILE, data: { herdr: { session: "a", socket_path: "/s", transport: "cli" } } },
+    hello: { herdr: { transport: "socket" } },
   });
-  assert.deepEqual(config.herdr, { session: "b", socket_path: "/s", transport: "auto" });
+  assert.deepEqual(config.herdr, { session: "a", socket_path: "/s", transport: "socket" });
 });
 
 Deno.test("mergeLayers() skips undefined values", () => {
@@ -292,6 +292,77 @@ Deno.test("resolveConfig() refuses a bad hello value, naming the key and bridge.
   assert.throws(
     () => resolveConfig({ env: noEnv, hello: { tmux: { bin: "" } } }),
     { ...invalidConfig, message: /bridge\.hello: key "tmux\.bin"/ },
+  );
+});
+
+Deno.test("resolveConfig() refuses a socket or session name that could leave its directory, naming the key, from the file and the flags", () => {
+  const bad: Array<[string, string]> = [
+    ["../evil/s", 'it holds "/"'],
+    ["a/b", 'it holds "/"'],
+    ["..", 'it holds ".."'],
+    ["a..b", 'it holds ".."'],
+    [".hidden", 'it starts with "."'],
+    ["-L", 'it starts with "-"'],
+    ["with space", "it holds a character other than"],
+    ["x".repeat(65), "it is longer than 64 characters"],
+  ];
+  for (const key of ["tmux.socket_name", "zellij.session", "herdr.session"]) {
+    const [section, name] = key.split(".");
+    for (const [value, problem] of bad) {
+      const data = { [section]: { [name]: value } };
+      for (const sources of [{ file: { ...FILE, data } }, { flags: data }]) {
+        assert.throws(() => resolveConfig({ env: noEnv, ...sources }), {
+          ...invalidConfig,
+          message: new RegExp(
+            `key "${key.replace(".", "\\.")}": ${problem.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`,
+          ),
+        }, `${key} ${value}`);
+      }
+    }
+  }
+  const config = resolveConfig({
+    env: noEnv,
+    file: {
+      ...FILE,
+      data: {
+        tmux: { socket_name: "work_2.x" },
+        zellij: { session: "crunchy-tomato" },
+        herdr: { session: "_x" },
+      },
+    },
+  });
+  assert.equal(config.tmux.socket_name, "work_2.x");
+  assert.equal(config.zellij.session, "crunchy-tomato");
+  assert.equal(config.herdr.session, "_x");
+});
+
+Deno.test("resolveConfig() refuses a bridge.hello choosing a socket, a server or a session, naming the key and why", () => {
+  const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+    [{ tmux: { socket_name: "work" } }, "tmux.socket_name", /names a socket/],
+    [{ tmux: { socket_path: "/tmp/s" } }, "tmux.socket_path", /names a socket/],
+    [{ tmux: { target: "t:0" } }, "tmux.target", /chooses the multiplexer session/],
+    [{ zellij: { session: "work" } }, "zellij.session", /chooses the multiplexer session/],
+    [{ herdr: { session: "work" } }, "herdr.session", /chooses the multiplexer session/],
+    [{ cmux: { socket_path: "/tmp/s" } }, "cmux.socket_path", /names a socket/],
+    [{ zellij: { bin: "/tmp/z" } }, "zellij.bin", /names a program/],
+  ];
+  for (const [hello, key, why] of cases) {
+    assert.throws(() => resolveConfig({ env: noEnv, hello }), (err: unknown) => {
+      const e = err as { code?: string; message: string; hint?: string };
+      assert.equal(e.code, "invalid_config");
+      assert.match(
+        e.message,
+        new RegExp(`^Cannot use the config from bridge\\.hello: key "${key.replace(".", "\\.")}" `),
+      );
+      assert.match(e.message, why);
+      assert.match(e.hint ?? "", /config file or the environment/);
+      return true;
+    }, key);
+  }
+  // A hello that only tunes how panes behave still applies.
+  assert.equal(
+    resolveConfig({ env: noEnv, hello: { herdr: { transport: "cli" } } }).herdr.transport,
+    "cli",
   );
 });
 

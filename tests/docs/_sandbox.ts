@@ -85,11 +85,11 @@ export const WHERE: Record<string, Situation> = {
       return [dir];
     },
   },
-  "with another program's muxbridge.ts in OpenCode's plugin folder": {
+  "with another program's muxbridge.js in OpenCode's plugin folder": {
     async env(box) {
       const dir = `${box.dir}/opencode-foreign`;
       await Deno.mkdir(`${dir}/plugin`, { recursive: true });
-      await Deno.writeTextFile(`${dir}/plugin/muxbridge.ts`, "export const Other = () => ({});\n");
+      await Deno.writeTextFile(`${dir}/plugin/muxbridge.js`, "export const Other = () => ({});\n");
       return { OPENCODE_CONFIG_DIR: dir };
     },
   },

@@ -85,7 +85,7 @@ Deno.test({
           });
           assert.equal(r.code, 0, JSON.stringify(r));
           // install and uninstall act on the sandbox's OpenCode folder, never the developer's.
-          const plugin = `${box.dir}/shared-commands/config/opencode/plugin/muxbridge.ts`;
+          const plugin = `${box.dir}/shared-commands/config/opencode/plugin/muxbridge.js`;
           if (example.startsWith("muxbridge install ") && !example.includes("--dry-run")) {
             assert.ok(existsSync(plugin), `install wrote ${plugin}`);
           }

@@ -8,7 +8,7 @@
  */
 
 import type { Hooks, PluginInput, PluginOptions } from "@opencode-ai/plugin";
-import { MuxbridgePlugin } from "../../plugin/muxbridge.ts";
+import v1 from "../../plugin/muxbridge.ts";
 import { setEnv } from "./env_scope.ts";
 
 /**
@@ -36,7 +36,7 @@ export function pluginInput(
 }
 
 /**
- * Calls {@linkcode MuxbridgePlugin} with `MUXBRIDGE_STATE_DIR` set to `stateDir`.
+ * Calls the OpenCode 1.x plugin function with `MUXBRIDGE_STATE_DIR` set to `stateDir`.
  *
  * @param stateDir The state directory for this load (created by the plugin if missing).
  * @param input What OpenCode would hand the plugin.
@@ -50,7 +50,7 @@ export function loadPlugin(
 ): Promise<Hooks> {
   const restore = setEnv({ MUXBRIDGE_STATE_DIR: stateDir });
   try {
-    return MuxbridgePlugin(input, options);
+    return v1.server(input, options);
   } finally {
     restore();
   }

@@ -9,16 +9,18 @@
  * that time, and {@linkcode MockModel.hold} keeps every new stream open before its last chunk
  * until {@linkcode MockModel.release}, so a test decides exactly when the child goes idle.
  *
- * With `task`, a prompt containing {@linkcode TASK_TRIGGER} makes the model call OpenCode's `task`
- * tool (when the request offers it): the parent's turn streams one `tool_calls` delta, OpenCode
- * starts a child session with `task.prompt`, and the child's turn (its prompt starts with
- * `task.prompt`) streams `task.childReply`. The parent's turn after the tool result ends with a
- * short text. This is how a real TUI gets a child without any HTTP call from the test.
+ * With `task`, a prompt containing {@linkcode TASK_TRIGGER} makes the model call the tool that
+ * starts a child session, whichever the request offers: OpenCode 1.x's `task`
+ * (`{description, prompt, subagent_type}`) or 2.x's `subagent` (`{agent, description, prompt,
+ * background?}`). The parent's turn streams one `tool_calls` delta, OpenCode starts a child
+ * session with `task.prompt`, and the child's turn (its prompt contains `task.prompt`) streams
+ * `task.childReply`. The parent's turn after the tool result ends with a short text. This is how
+ * a real TUI gets a child without any HTTP call from the test.
  *
  * @module
  */
 
-/** The text in a user prompt that makes a `task` model call the `task` tool. */
+/** The text in a user prompt that makes a `task` model call the child-starting tool. */
 export const TASK_TRIGGER = "[[muxbridge-task]]";
 
 /** What a `task` model does (see the module doc). */
@@ -27,8 +29,15 @@ export interface MockTask {
   prompt: string;
   /** The child's reply, streamed word by word. */
   childReply: string;
-  /** The `task` tool's `description` argument. @default "muxbridge probe" */
+  /** The tool's `description` argument (2.x titles the child with it). @default "muxbridge probe" */
   description?: string;
+  /** 2.x only: `subagent`'s `background: true` (the parent's turn ends while the child runs). */
+  background?: boolean;
+  /**
+   * The child's first `times` requests answer HTTP `status` instead of streaming (a 5xx makes
+   * OpenCode retry, a 4xx fails the child's turn). @default none
+   */
+  childFailure?: { status: number; times: number };
   /**
    * While {@linkcode MockModel.hold} holds it, the child streams this word once per chunk
    * delay (a long-running child) instead of pausing. @default none: it pauses
@@ -79,34 +88,78 @@ function messageText(message: unknown): string {
   return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
 }
 
+/** The tools that start a child session: OpenCode 1.x's `task`, 2.x's `subagent`. */
+export type ChildTool = "task" | "subagent";
+
+/** A tool call the mock streams: the tool's name and its arguments. */
+export interface ToolCall {
+  /** `task` or `subagent`. */
+  name: ChildTool;
+  /** The arguments, in the shape that OpenCode line's tool takes. */
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Which child-starting tool a chat-completions request offers.
+ *
+ * @param tools The request's `tools`.
+ * @returns `subagent` (2.x), `task` (1.x), or null when it offers neither.
+ */
+export function offeredChildTool(tools: unknown): ChildTool | null {
+  const names = new Set(
+    (Array.isArray(tools) ? tools : []).map((t) =>
+      (t as { function?: { name?: unknown } } | null)?.function?.name
+    ),
+  );
+  return names.has("subagent") ? "subagent" : names.has("task") ? "task" : null;
+}
+
 /**
  * What a streamed turn of a `task` model says.
  *
  * @param body The chat-completions request (its `messages` and `tools`).
  * @param task The `task` settings.
- * @returns A `task` tool call (the parent's first turn), text (the child's turn, or the
- *   parent's turn after the tool result), or null for the default reply.
+ * @returns A call of the offered child-starting tool (the parent's first turn), text (the
+ *   child's turn, or the parent's turn after the tool result), or null for the default reply.
+ *
+ * @example The 2.x tool when the request offers it
+ * ```ts
+ * import { taskTurn, TASK_TRIGGER } from "./mock_model.ts";
+ * const turn = taskTurn({
+ *   messages: [{ role: "user", content: `${TASK_TRIGGER} go` }],
+ *   tools: [{ type: "function", function: { name: "subagent" } }],
+ * }, { prompt: "child: count", childReply: "one two" });
+ * console.assert(turn !== null && "tool" in turn && turn.tool.name === "subagent");
+ * ```
  */
 export function taskTurn(
   body: { messages?: unknown[]; tools?: unknown[] },
   task: MockTask,
-): { tool: Record<string, string> } | { text: string } | null {
+): { tool: ToolCall } | { text: string } | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1) as { role?: string } | undefined;
-  const offersTask = (body.tools ?? []).some((t) =>
-    (t as { function?: { name?: string } })?.function?.name === "task"
-  );
+  const offered = offeredChildTool(body.tools);
   if (last?.role === "tool") return { text: "The child is done." };
   const userText = messages.filter((m) => (m as { role?: string })?.role === "user")
     .map(messageText).join("\n");
   if (userText.includes(task.prompt)) return { text: task.childReply };
-  if (last?.role === "user" && offersTask && messageText(last).includes(TASK_TRIGGER)) {
+  if (last?.role === "user" && offered && messageText(last).includes(TASK_TRIGGER)) {
+    const description = task.description ?? "muxbridge probe";
     return {
-      tool: {
-        description: task.description ?? "muxbridge probe",
-        prompt: task.prompt,
-        subagent_type: "general",
-      },
+      tool: offered === "task"
+        ? {
+          name: "task",
+          arguments: { description, prompt: task.prompt, subagent_type: "general" },
+        }
+        : {
+          name: "subagent",
+          arguments: {
+            agent: "general",
+            description,
+            prompt: task.prompt,
+            ...(task.background ? { background: true } : {}),
+          },
+        },
     };
   }
   return null;
@@ -123,6 +176,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   const reply = options.reply ?? "Hello from the mock model.";
   let streams = 0;
   let held = 0;
+  let childFailures = 0;
   const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
@@ -158,13 +212,21 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         usage,
       });
     }
-    streams++;
     const turn = options.task ? taskTurn(body, options.task) : null;
     const kind = turn && "tool" in turn
       ? "task"
       : turn && options.task && turn.text === options.task.childReply
       ? "child"
       : "reply";
+    const failure = options.task?.childFailure;
+    if (kind === "child" && failure && childFailures < failure.times) {
+      childFailures++;
+      return Response.json(
+        { error: { message: "mock model failure", type: "mock_error", code: failure.status } },
+        { status: failure.status },
+      );
+    }
+    streams++;
     const words = (turn && "text" in turn ? turn.text : reply).split(" ");
     const myGate = gate;
     let cancelled = false;
@@ -189,7 +251,10 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
                   index: 0,
                   id: `call_${streams}`,
                   type: "function",
-                  function: { name: "task", arguments: JSON.stringify(turn.tool) },
+                  function: {
+                    name: turn.tool.name,
+                    arguments: JSON.stringify(turn.tool.arguments),
+                  },
                 }],
               },
               finish_reason: null,

@@ -1,8 +1,9 @@
 /**
- * install and uninstall plans on an in-memory file system: where the plugin goes, what is
- * recorded beside it, idempotence, an older plugin replaced, an older config entry removed
- * byte-preservingly, bad configs, unwritable folders, and uninstall removing exactly what
- * install wrote.
+ * install and uninstall plans for OpenCode 1.x on an in-memory file system: where the plugin
+ * goes, what is recorded beside it, idempotence, an older plugin replaced (muxbridge 0.1's
+ * `muxbridge.ts` included), an older config entry removed byte-preservingly, bad configs,
+ * unwritable folders, and uninstall removing exactly what install wrote. The 2.x folder and both
+ * lines together: `install_v2_test.ts`.
  */
 
 import assert from "node:assert/strict";
@@ -14,20 +15,27 @@ import {
   planUninstall,
   readSidecar,
 } from "../../lib/install/install.ts";
-import { PLUGIN_SOURCE } from "../../lib/install/plugin_source.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../lib/install/plugin_source.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { type MemoryFiles, memoryFiles } from "../fakes/memory_files.ts";
 
 const HOME = "/home/me";
 const CONFIG = `${HOME}/.config/opencode`;
-const PLUGIN = `${CONFIG}/plugin/muxbridge.ts`;
+const PLUGIN = `${CONFIG}/plugin/muxbridge.js`;
 const SIDECAR = `${CONFIG}/plugin/muxbridge.json`;
 const SELF = ["/home/me/.local/bin/muxbridge"];
 /** What OpenCode writes into its config folder on first run (the silent-skip trap). */
 const OPENCODE_PACKAGE = '{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}';
 
 function deps(files: MemoryFiles, env: Record<string, string> = { HOME }): InstallDeps {
-  return { files, env: fakeEnv(env), self: SELF, version: "0.1.0", source: PLUGIN_SOURCE };
+  return {
+    files,
+    env: fakeEnv(env),
+    self: SELF,
+    version: "0.1.0",
+    carried: { v1: PLUGIN_V1, v2: PLUGIN_V2_FILES },
+    lines: ["1.x"],
+  };
 }
 
 function install(files: MemoryFiles, env?: Record<string, string>) {
@@ -43,7 +51,7 @@ function snapshot(files: MemoryFiles): Record<string, string> {
 Deno.test("planInstall() writes the carried plugin and the recorded command into the global plugin folder, creating it", () => {
   const files = memoryFiles();
   const plan = install(files);
-  assert.equal(files.read(PLUGIN), PLUGIN_SOURCE);
+  assert.equal(files.read(PLUGIN), PLUGIN_V1);
   assert.deepEqual(readSidecar(files.read(SIDECAR)), {
     command: SELF,
     version: "0.1.0",
@@ -76,7 +84,7 @@ Deno.test("planInstall() leaves OpenCode's own package.json and a user's config 
   install(files);
   assert.equal(files.read(`${CONFIG}/package.json`), OPENCODE_PACKAGE);
   assert.equal(files.read(`${CONFIG}/opencode.jsonc`), config);
-  assert.equal(files.read(PLUGIN), PLUGIN_SOURCE);
+  assert.equal(files.read(PLUGIN), PLUGIN_V1);
 });
 
 Deno.test("planInstall() honours OPENCODE_CONFIG_DIR, then XDG_CONFIG_HOME, then HOME", () => {
@@ -89,22 +97,19 @@ Deno.test("planInstall() honours OPENCODE_CONFIG_DIR, then XDG_CONFIG_HOME, then
   ) {
     const files = memoryFiles();
     install(files, { ...env });
-    assert.equal(files.read(`${dir}/plugin/muxbridge.ts`), PLUGIN_SOURCE, JSON.stringify(env));
+    assert.equal(files.read(`${dir}/plugin/muxbridge.js`), PLUGIN_V1, JSON.stringify(env));
   }
 });
 
 Deno.test("planInstall() into OPENCODE_CONFIG_DIR removes an older muxbridge from the global folder (OpenCode loads both)", () => {
-  const older = PLUGIN_SOURCE.replace(
-    'const PLUGIN_VERSION = "0.1.0"',
-    'const PLUGIN_VERSION = "0.0.9"',
-  );
+  const older = PLUGIN_V1.replace("plugin 0.1.0 (", "plugin 0.0.9 (");
   const files = memoryFiles({
     [PLUGIN]: older,
     [SIDECAR]: JSON.stringify({ command: ["/old/muxbridge"], version: "0.0.9" }),
     [`${CONFIG}/plugin/other.ts`]: "export const X = async () => ({});\n",
   });
   const plan = install(files, { HOME, OPENCODE_CONFIG_DIR: "/oc" });
-  assert.equal(files.read("/oc/plugin/muxbridge.ts"), PLUGIN_SOURCE);
+  assert.equal(files.read("/oc/plugin/muxbridge.js"), PLUGIN_V1);
   assert.equal(files.read(PLUGIN), null);
   assert.equal(files.read(SIDECAR), null);
   assert.ok(files.read(`${CONFIG}/plugin/other.ts`), "another plugin stays");
@@ -119,18 +124,33 @@ Deno.test("planInstall() without HOME, XDG_CONFIG_HOME or OPENCODE_CONFIG_DIR is
 });
 
 Deno.test("planInstall() replaces an older muxbridge plugin instead of adding a second one", () => {
-  const older = PLUGIN_SOURCE.replace(
-    'const PLUGIN_VERSION = "0.1.0"',
-    'const PLUGIN_VERSION = "0.0.9"',
-  );
-  assert.notEqual(older, PLUGIN_SOURCE);
+  const older = PLUGIN_V1.replace("plugin 0.1.0 (", "plugin 0.0.9 (");
+  assert.notEqual(older, PLUGIN_V1);
   const files = memoryFiles({ [PLUGIN]: older, [`${CONFIG}/plugins/muxbridge.ts`]: older });
   const plan = install(files);
-  assert.equal(files.read(PLUGIN), PLUGIN_SOURCE);
+  assert.equal(files.read(PLUGIN), PLUGIN_V1);
   assert.equal(files.read(`${CONFIG}/plugins/muxbridge.ts`), null, "the plugins/ copy is gone");
   const replaced = plan.changed.find((c) => c.path === PLUGIN);
   assert.equal(replaced?.action, "replace");
   assert.match(replaced!.what, /0\.0\.9 → 0\.1\.0/);
+});
+
+Deno.test("planInstall() replaces muxbridge 0.1's plugin/muxbridge.ts with plugin/muxbridge.js", () => {
+  const legacy = `${CONFIG}/plugin/muxbridge.ts`;
+  const old = '/** The muxbridge OpenCode plugin */\nconst PLUGIN_VERSION = "0.1.0";\n' +
+    "export const MuxbridgePlugin = () => ({});\n";
+  const files = memoryFiles({
+    [legacy]: old,
+    [SIDECAR]: JSON.stringify({ command: SELF, version: "0.1.0" }),
+  });
+  const plan = install(files);
+  assert.equal(files.read(legacy), null);
+  assert.equal(files.read(PLUGIN), PLUGIN_V1);
+  assert.deepEqual(plan.changed.map((c) => `${c.action} ${c.path}`), [
+    `replace ${SIDECAR}`,
+    `write ${PLUGIN}`,
+    `remove ${legacy}`,
+  ]);
 });
 
 Deno.test("planInstall() removes an older muxbridge entry from opencode.jsonc and keeps every other byte", () => {
@@ -197,7 +217,7 @@ Deno.test("planInstall() into an unwritable config folder fails with write_faile
   assert.equal(files.read(`${CONFIG}/opencode.json`), "{}");
 });
 
-Deno.test("planInstall() refuses to overwrite a muxbridge.ts that is not muxbridge's (not_owned)", () => {
+Deno.test("planInstall() refuses to overwrite a muxbridge.js that is not muxbridge's (not_owned)", () => {
   const files = memoryFiles({ [PLUGIN]: "export const Mine = async () => ({});\n" });
   assert.throws(() => install(files), (e) => isMuxError(e, "not_owned"));
   assert.equal(files.read(PLUGIN), "export const Mine = async () => ({});\n");
@@ -235,7 +255,7 @@ Deno.test("planUninstall() keeps a plugin folder it did not create, other plugin
   assert.match(plan.unchanged.find((c) => c.path.endsWith("opencode.json"))!.what, /left alone/);
 });
 
-Deno.test("planUninstall() leaves a muxbridge.ts that is not muxbridge's", () => {
+Deno.test("planUninstall() leaves a muxbridge.js that is not muxbridge's", () => {
   const files = memoryFiles({ [PLUGIN]: "// mine\n" });
   const plan = planUninstall({ files, env: fakeEnv({ HOME }) });
   applyPlan(files, plan);

@@ -52,14 +52,16 @@ Deno.test("OpencodeClient sends Basic auth and maps 401 to auth_failed with a hi
   }
 });
 
-Deno.test("OpencodeClient reports a closed port as server_unreachable with the --port hint", async () => {
+Deno.test("OpencodeClient reports a closed port as server_unreachable, pointing at the plugin, never at an unauthenticated --port", async () => {
   const srv = serveFakeOpencode();
   const url = srv.url;
   await srv.close();
   const client = createOpencodeClient({ url, fetch });
   await assert.rejects(
     client.health(),
-    (e) => isMuxError(e, "server_unreachable") && /--port 0/.test(e.hint ?? ""),
+    (e) =>
+      isMuxError(e, "server_unreachable") && /muxbridge install/.test(e.hint ?? "") &&
+      !/--port 0/.test(e.hint ?? ""),
   );
 });
 

@@ -346,7 +346,8 @@ Deno.test("SessionLoop skips new children with server_unreachable when nothing l
   await h.clock.advance(6000);
   const skipped = h.out.find((m) => m.type === "pane.skipped");
   assert.ok(skipped && skipped.type === "pane.skipped" && skipped.reason === "server_unreachable");
-  assert.match(skipped.hint, /--port 0/);
+  assert.match(skipped.hint, /muxbridge install/);
+  assert.doesNotMatch(skipped.hint, /--port 0/);
   // Polls fail: no decision is made from them, and they back off.
   const before = polls(h.server);
   await h.clock.advance(120_000);

@@ -456,7 +456,7 @@ Deno.test("transition() reports pane.skipped when the server is not ready and re
   const first = run(
     [
       [{ type: "created" }, 0],
-      [{ type: "unready", reason: "server_unreachable", hint: "start OpenCode with --port 0" }, 10],
+      [{ type: "unready", reason: "server_unreachable", hint: "run muxbridge install" }, 10],
     ],
     undefined,
     SERVER,
@@ -468,7 +468,7 @@ Deno.test("transition() reports pane.skipped when the server is not ready and re
       type: "pane.skipped",
       sessionID: "ses_c",
       reason: "server_unreachable",
-      hint: "start OpenCode with --port 0",
+      hint: "run muxbridge install",
     },
   });
   const again = run([[{ type: "status", status: "busy" }, 20]], first.record, SERVER);

@@ -9,6 +9,7 @@ import {
   validateDirectory,
   validateEnv,
   validatePaneId,
+  validatePlainName,
   validateSessionId,
   validateTarget,
   validateText,
@@ -70,6 +71,35 @@ Deno.test("validateSessionId() quotes a long bad id cut short with a hint", () =
 });
 
 // ---------------------------------------------------------------- targets
+
+Deno.test("validatePlainName() accepts socket and session names and refuses anything that could name a path, naming what it was", () => {
+  for (const name of ["default", "work_2", "crunchy-tomato", "a.b", "_x", "9", "x".repeat(64)]) {
+    assert.equal(validatePlainName("zellij.session", name), name);
+  }
+  const bad: Array<[string, RegExp]> = [
+    ["", /it is empty/],
+    ["../evil/s", /it holds "\/"/],
+    ["/tmp/s", /it holds "\/"/],
+    ["..", /it holds "\.\."/],
+    ["a..b", /it holds "\.\."/],
+    [".", /it starts with "\."/],
+    ["-L", /it starts with "-"/],
+    ["a b", /a character other than/],
+    ["a\nb", /a character other than/],
+    ["é", /a character other than/],
+    ["x".repeat(65), /longer than 64/],
+  ];
+  for (const [value, problem] of bad) {
+    assert.throws(() => validatePlainName("ZELLIJ_SESSION_NAME", value), (err: unknown) => {
+      const e = err as { code: string; message: string; hint: string };
+      assert.equal(e.code, "invalid_argument");
+      assert.match(e.message, /^Cannot use ZELLIJ_SESSION_NAME "/);
+      assert.match(e.message, problem);
+      assert.match(e.hint, /1-64 letters, digits/);
+      return true;
+    }, JSON.stringify(value));
+  }
+});
 
 Deno.test("validateTarget() accepts every backend's pane id form", () => {
   for (const id of ["%0", "%123", "terminal_3", "plugin_1", "w1:p3", "42", "surface:3"]) {

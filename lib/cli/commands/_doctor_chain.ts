@@ -1,8 +1,9 @@
 /**
  * `doctor`'s checks of the OpenCode chain, from the user's shell: the plugin installed where
  * OpenCode loads it and of this muxbridge's version, the muxbridge command the plugin will run
- * (recorded, or on PATH) and its version, and what the plugin's log says about the last
- * OpenCode run.
+ * (recorded, or on PATH) and its version, what the plugin's log says about the last OpenCode
+ * run, and, when that run's panes attached to OpenCode's own port, whether that server asks for a
+ * password (`_doctor_password.ts`).
  *
  * @module
  */
@@ -21,9 +22,11 @@ import {
 } from "../../install/install.ts";
 import { parseJsonc, plain } from "../../install/jsonc.ts";
 import { type OpencodeLocations, opencodeLocations } from "../../install/locations.ts";
-import { PLUGIN_SOURCE } from "../../install/plugin_source.ts";
+import { v2Installed } from "../../install/install_v2.ts";
+import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../install/plugin_source.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import type { CliDeps } from "./_command.ts";
+import { serverPasswordCheck } from "./_doctor_password.ts";
 
 /** The most of the plugin log read for the last run. */
 const LOG_TAIL = 256 * 1024;
@@ -75,7 +78,7 @@ function pluginCheck(files: Files, at: OpencodeLocations, version: string): Chec
       hint: "Move it away, then run `muxbridge install`",
     };
   }
-  if (text !== PLUGIN_SOURCE) {
+  if (text !== PLUGIN_V1) {
     return {
       name,
       status: "fail",
@@ -90,6 +93,28 @@ function pluginCheck(files: Files, at: OpencodeLocations, version: string): Chec
     detail: `${at.plugin} (muxbridge ${version})${byHand ? `; also listed in ${byHand}` : ""}`,
     ...(byHand ? { hint: "Run `muxbridge install` again to remove the hand-made entry" } : {}),
   };
+}
+
+/**
+ * Is OpenCode 2.x's plugin folder (`plugins/muxbridge`) muxbridge's current one? Null when it is
+ * not installed. Whether the service loaded it is not checked here.
+ */
+function v2PluginCheck(files: Files, at: OpencodeLocations, version: string): Check | null {
+  if (!v2Installed(files, at)) return null;
+  const name = "opencode 2.x plugin";
+  const stale = Object.entries(PLUGIN_V2_FILES).some(([file, text]) =>
+    files.read(join(at.v2Link, file)) !== text
+  );
+  if (stale) {
+    const was = pluginVersion(files.read(join(at.v2Link, "tui.js")) ?? "") ?? "(unknown)";
+    return {
+      name,
+      status: "fail",
+      detail: `${at.v2Link} is muxbridge ${was}, this binary is ${version}`,
+      hint: "Run `muxbridge install` with the binary you use",
+    };
+  }
+  return { name, status: "pass", detail: `${at.v2Link} (muxbridge ${version})` };
 }
 
 /** The command the plugin will run, the way the plugin picks it. */
@@ -113,9 +138,9 @@ function pluginCommand(
 }
 
 /** Can the plugin start muxbridge, and is it this version? */
-async function binaryCheck(deps: CliDeps, files: Files, at: OpencodeLocations): Promise<Check> {
+async function binaryCheck(deps: CliDeps, files: Files, sidecarPath: string): Promise<Check> {
   const name = "muxbridge for the plugin";
-  const sidecar = readSidecar(files.read(at.sidecar));
+  const sidecar = readSidecar(files.read(sidecarPath));
   const { argv, from } = pluginCommand(deps, files, sidecar);
   if (argv === null) {
     return {
@@ -161,13 +186,32 @@ async function binaryCheck(deps: CliDeps, files: Files, at: OpencodeLocations): 
   }
 }
 
-/** What the plugin's log says about the last OpenCode run. */
-function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
-  const name = "last opencode run";
+/** Where the plugin logs, and its lines from the last run's start (null: no run logged). */
+function lastRunLog(
+  deps: CliDeps,
+  files: Files,
+  config: Config,
+): { log: string; run: string | null } {
   const log = deps.env("MUXBRIDGE_PLUGIN_LOG") || join(stateDir(config, deps.env), "bridge.log");
   const text = (files.read(log) ?? "").slice(-LOG_TAIL);
   const start = Math.max(text.lastIndexOf("] starting "), text.lastIndexOf("] cannot start "));
-  if (start < 0) {
+  return { log, run: start < 0 ? null : text.slice(text.lastIndexOf("\n", start) + 1) };
+}
+
+/**
+ * The server the last run's panes attached to when it was OpenCode's own port (`opencode
+ * --port`), not the plugin's forwarding endpoint: the plugin's start line names it.
+ */
+function lastRunServer(run: string | null): string | undefined {
+  const startLine = run?.slice(0, run.indexOf("\n") >>> 0) ?? "";
+  if (startLine.includes("for the forwarding endpoint")) return undefined;
+  return / for (https?:\/\/\S+) in /.exec(startLine)?.[1];
+}
+
+/** What the plugin's log says about the last OpenCode run. */
+function lastRunCheck(deps: CliDeps, log: string, run: string | null): Check {
+  const name = "last opencode run";
+  if (run === null) {
     return {
       name,
       status: "warn",
@@ -175,7 +219,6 @@ function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
       hint: "Start OpenCode inside your multiplexer (plain `opencode` is fine), then run doctor",
     };
   }
-  const run = text.slice(text.lastIndexOf("\n", start) + 1);
   const at = run.slice(0, 24);
   if (/\] cannot start /.test(run)) {
     return {
@@ -209,7 +252,7 @@ function lastRunCheck(deps: CliDeps, files: Files, config: Config): Check {
       hint: ready[1] === "null"
         ? `Start OpenCode inside ${detectedTitles(deps.backends)}`
         : skipped === "auth_unsupported"
-        ? "This multiplexer cannot hand a pane its password: start OpenCode with --port 0"
+        ? "This multiplexer could not hand a pane the server password privately (a WezTerm pane of a remote domain, or a pane provider without `env`): run OpenCode in a local pane, or use a provider that promises `env`"
         : "Run `muxbridge install` again and restart OpenCode",
     };
   }
@@ -237,9 +280,24 @@ export async function chainChecks(deps: CliDeps, config: Config): Promise<Check[
     const e = toMuxError(err);
     return [{ name: "opencode plugin", status: "fail", detail: e.message, hint: e.hint ?? "" }];
   }
-  const plugin = pluginCheck(files, at, deps.version);
-  const checks = [plugin];
-  if (files.read(at.plugin) !== null) checks.push(await binaryCheck(deps, files, at));
-  checks.push(lastRunCheck(deps, files, config));
+  const v1 = files.read(at.plugin) !== null;
+  const v2 = v2PluginCheck(files, at, deps.version);
+  // Only OpenCode 2.x's plugin installed: no 1.x finding (its file would be noise there).
+  const checks = v2 && !v1 && !listedByHand(files, at)
+    ? []
+    : [pluginCheck(files, at, deps.version)];
+  if (v2) checks.push(v2);
+  if (v1 || v2) {
+    const sidecar = v1 ? at.sidecar : join(at.v2Link, "muxbridge.json");
+    checks.push(await binaryCheck(deps, files, sidecar));
+  }
+  const { log, run } = lastRunLog(deps, files, config);
+  checks.push(lastRunCheck(deps, log, run));
+  const server = lastRunServer(run);
+  if (server) {
+    // A server without a password serves every local user, the panes' attach among them.
+    const password = await serverPasswordCheck(deps, server, "last run's server password");
+    if (password) checks.push(password);
+  }
   return checks;
 }

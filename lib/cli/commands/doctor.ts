@@ -17,6 +17,7 @@ import type { ServerUrl } from "../../sys/validate.ts";
 import type { CliDeps, Command } from "./_command.ts";
 import { backendDeps, loadConfig, serverClient } from "./_context.ts";
 import { chainChecks } from "./_doctor_chain.ts";
+import { serverPasswordCheck } from "./_doctor_password.ts";
 import { urlFlag } from "./_flags.ts";
 
 /** Runs `<opencode_bin> --version`. */
@@ -81,7 +82,10 @@ function controlsCheck(config: Config): Check {
   };
 }
 
-/** Probes the server the way the bridge will: health, a session lookup, auth. */
+/**
+ * Probes the server the way the bridge will: health, a session lookup, auth; and whether it asks
+ * for a password at all (`_doctor_password.ts`).
+ */
 async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
   const auth = findCredentials(url.url, deps.env);
   const client = serverClient(deps, url.url, auth);
@@ -99,14 +103,19 @@ async function serverChecks(url: ServerUrl, deps: CliDeps): Promise<Check[]> {
     });
     checks.push(serverVersionCheck(health.version));
   } catch (err) {
+    // A server that refused doctor's credentials (or their absence) still asks for a password.
+    const password = await serverPasswordCheck(deps, url.url, "server password");
     return [
       failedCheck(
         "server health",
         err,
         "Check the URL (OpenCode with --port prints it); plain `opencode` needs no --url",
       ),
+      ...(password ? [password] : []),
     ];
   }
+  const password = await serverPasswordCheck(deps, url.url, "server password");
+  if (password) checks.push(password);
   try {
     await client.session("ses_muxbridgeDoctorProbe", call);
     await client.statusMap(call);

@@ -79,6 +79,10 @@ export const spawnCommand: Command = {
       throw new MuxError(
         "auth_unsupported",
         `Cannot pass the server password to a ${backend.name} pane without exposing it`,
+        {
+          hint:
+            "Use a pane provider that promises `env`, or a built-in backend (each passes the password privately)",
+        },
       );
     }
     // The pending record names this process as its owner: should it die mid-spawn, `cleanup`

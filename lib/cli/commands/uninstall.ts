@@ -11,13 +11,14 @@ import { installSeams, planResult } from "./_install_report.ts";
 /** The `uninstall` command. */
 export const uninstallCommand: Command = {
   name: "uninstall",
-  summary: "Remove what `muxbridge install` wrote for OpenCode",
+  summary: "Remove what `muxbridge install` wrote for OpenCode (1.x and 2.x)",
   usage: "muxbridge uninstall [--dry-run] [--json]",
   help: [
-    "Removes muxbridge.ts and muxbridge.json from OpenCode's global plugin folder (and the",
-    "folder itself when install created it and nothing else is in it). Nothing else is",
-    "touched: a plugin entry you added to opencode.json by hand is reported and left alone.",
-    "Running it again changes nothing.",
+    "Removes what install wrote into OpenCode's global config folder, for both lines: for 1.x",
+    "plugin/muxbridge.js (or an older muxbridge.ts) and muxbridge.json; for 2.x the link",
+    "plugins/muxbridge and the folders it pointed to in muxbridge/; and each folder install",
+    "created, when nothing else is in it. Nothing else is touched: a plugin entry you added to",
+    "opencode.json by hand is reported and left alone. Running it again changes nothing.",
     "",
     "Exit codes: 0 removed (or nothing to remove); 1 a file could not be removed; 2 usage;",
     "3 HOME is not set.",
