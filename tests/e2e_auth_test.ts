@@ -379,21 +379,17 @@ Deno.test({
       await Deno.writeTextFile(versionBin, '#!/bin/sh\nexec cat "$0.txt"\n');
       await Deno.chmod(versionBin, 0o755);
       const doctorEnv = await bridgeEnv("doctor", versionBin);
-      // Run while the attach TUI starts: they need nothing from it. Doctor bounds each server
-      // request at 2 s, which this loaded server passed (at load 15-20, three runs in a row):
-      // a check that got no answer in time says the machine was too slow to tell, not how auth
-      // went, so such a run is done again, six times at most (a refusal is an answer, and is
-      // never retried).
+      // Doctor bounds each server request at 2 s, which this server passed on a loaded machine
+      // while the TUIs below started beside it (load 15-20, six runs in a row): the doctors run
+      // once the bridges are done, and a check that got no answer in time, which says the
+      // machine was too slow to tell, not how auth went, is run again, six times at most (a
+      // refusal is an answer, and is never retried).
       const doctor = async (env: Record<string, string>) => {
         for (let run = 1;; run++) {
           const r = await runCli(["doctor", "--url", s.url, "--json"], { env });
           if (run === 6 || !/"detail": ?"[^"]*no answer within/.test(r.stdout)) return r;
         }
       };
-      doctors = Promise.all([
-        doctor(doctorEnv),
-        doctor({ ...doctorEnv, OPENCODE_SERVER_PASSWORD: password }),
-      ]);
       // The control: the same real `attach` with a wrong password, in a window of its own (the
       // wrong password on the test's own tmux argv is no leak), started alongside A's. It must
       // exit without rendering the session; a wrapper keeps the window to read its status.
@@ -507,6 +503,10 @@ Deno.test({
       mark("bridgesDone");
 
       // ------------------------------------------------------------------ doctor --url
+      doctors = Promise.all([
+        doctor(doctorEnv),
+        doctor({ ...doctorEnv, OPENCODE_SERVER_PASSWORD: password }),
+      ]);
       const [without, withPassword] = await doctors;
       type Check = { name: string; status: string; detail: string; hint?: string };
       const serverChecks = (out: string) =>
