@@ -29,6 +29,7 @@ import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
@@ -731,7 +732,12 @@ Deno.test("cmux against a fake that hangs, crashes, prints garbage, errors or is
   ];
   for (const [faults, code] of cases) {
     await withFake({ faults }, async (fake) => {
-      const backend = createCmuxBackend(fake.deps({ command_timeout_ms: 1500 }));
+      // Only the hung command is cut short (a slow `--version` under load is no fault).
+      const hung = Object.entries(faults).find(([, f]) => f === "hang")?.[0];
+      const run = cutHungCall(fake.runner, () => hung && `hang:${hung}`);
+      const backend = createCmuxBackend(
+        fake.deps({ command_timeout_ms: PATIENT_TIMEOUT_MS }, silentLogger, run),
+      );
       await assertMuxError(backend.spawn(spawnReq({ cwd: fake.dir })), code);
     });
   }

@@ -26,6 +26,7 @@ import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
 import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
 
 const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
@@ -596,7 +597,9 @@ fakeTest(
   async () => {
     const z = await startFakeZellij();
     try {
-      const backend = z.backend({ command_timeout_ms: 1500 });
+      // Only the hung call is cut short (a slow healthy call under load is no fault).
+      const run = cutHungCall(z.runner, () => z.env.FAKE_ZELLIJ_FAULT);
+      const backend = z.backend({ command_timeout_ms: PATIENT_TIMEOUT_MS }, insideSession(), run);
       await backend.probe();
       z.env.FAKE_ZELLIJ_FAULT = "hang:list-panes";
       await assert.rejects(
@@ -653,7 +656,11 @@ fakeTest(
           owner: "4242:1",
         },
         {
-          backend: z.backend({ command_timeout_ms: 1500, opencode_bin: "/bin/sleep" }),
+          backend: z.backend(
+            { command_timeout_ms: PATIENT_TIMEOUT_MS, opencode_bin: "/bin/sleep" },
+            insideSession(),
+            cutHungCall(z.runner, () => z.env.FAKE_ZELLIJ_FAULT),
+          ),
           serverUrl: "http://127.0.0.1:4096",
           directory: z.dir,
         },
