@@ -512,20 +512,28 @@ Deno.test({
       const serverChecks = (out: string) =>
         (JSON.parse(out).checks as Check[]).filter((ch) => ch.name.startsWith("server"));
       assert.equal(without.code, 1, without.stderr);
+      // Without the password: health fails with 401 and a hint; that the server asks for a
+      // password at all is a pass of its own ("server password").
       const failed = serverChecks(without.stdout);
-      assert.deepEqual(failed.map((ch) => ch.status), ["fail"]);
+      assert.deepEqual(
+        failed.map((ch) => [ch.name, ch.status]),
+        [["server health", "fail"], ["server password", "pass"]],
+        without.stdout,
+      );
       assert.match(failed[0].detail, /401/);
       assert.match(String(failed[0].hint), /OPENCODE_SERVER_PASSWORD/);
       const passed = serverChecks(withPassword.stdout);
       assert.deepEqual(
         passed.map((ch) => [ch.name, ch.status]),
-        [["server health", "pass"], ["server version", "pass"], [
-          "server session lookup",
-          "pass",
-        ]],
+        [
+          ["server health", "pass"],
+          ["server version", "pass"],
+          ["server password", "pass"],
+          ["server session lookup", "pass"],
+        ],
         withPassword.stdout,
       );
-      assert.equal(passed[2].detail, "authenticated");
+      assert.equal(passed[3].detail, "authenticated");
       assert.equal(withPassword.code, 0, withPassword.stdout + withPassword.stderr);
       for (const run of [without, withPassword]) {
         assertClean(needles, run.stdout + run.stderr, "doctor's output");
