@@ -23,6 +23,7 @@ import { benchIdleClose } from "./idle_close.ts";
 import { benchThroughput } from "./throughput.ts";
 import { benchBurst } from "./burst.ts";
 import { benchIdle } from "./idle.ts";
+import { benchFirstPane } from "./first_pane.ts";
 import { type Row, table } from "./_harness.ts";
 import { writeReadmeBlock } from "../scripts/_readme_blocks.ts";
 
@@ -45,6 +46,7 @@ const steps: Array<[string, () => Promise<Row[]>]> = [
   ["close latency", () => benchCloseGrace(quick ? 3 : 15)],
   ["bridge throughput", () => benchThroughput(quick ? 50_000 : 200_000, quick ? 2 : 5)],
   ["herdr pane open+close (fakes)", () => benchPaneHerdr(quick ? 3 : 15)],
+  ["first pane (real opencode serve)", () => benchFirstPane(quick ? 1 : 3)],
 ];
 for (const [name, run] of steps) {
   const t = performance.now();

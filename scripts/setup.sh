@@ -47,3 +47,8 @@ npm rebuild deno bun opencode-ai --ignore-scripts=false --loglevel=error
 # @opencode/cli's postinstall would link into place (tests/helpers/opencode2_home.ts).
 echo "setup: installing OpenCode 2.x (@opencode/cli) into tools/opencode2"
 npm install --prefix tools/opencode2 --ignore-scripts --no-audit --no-fund --loglevel=error
+
+# A real npm registry for the npm packages' end-to-end test (tests/e2e_npm_test.ts), in its own
+# prefix: verdaccio brings ~300 packages the project itself does not need. No install scripts.
+echo "setup: installing verdaccio into tools/verdaccio"
+npm install --prefix tools/verdaccio --ignore-scripts --no-audit --no-fund --loglevel=error

@@ -177,13 +177,17 @@ Deno.test({
       });
       noteService();
       const hello = JSON.parse(read(`${record}/stdin.ndjson`).split("\n")[0]);
-      assert.deepEqual(hello, {
+      // The TUI paired with its service: the bridge gets a token, never the service password.
+      const { auth, ...rest } = hello;
+      assert.deepEqual(rest, {
         type: "bridge.hello",
         serverUrl: url,
         directory: hello.directory,
         opencode: "2.1.2",
         scope: "tui",
       });
+      assert.equal(auth?.username, "opencode");
+      assert.ok(typeof auth?.password === "string" && auth.password !== password, "a paired token");
       assert.equal(await Deno.realPath(hello.directory), await Deno.realPath(project));
       assert.deepEqual(read(`${record}/argv`).trim().split("\n"), [
         "bridge",

@@ -202,6 +202,11 @@ Deno.test({
         { ms: 120_000, maxIntervalMs: 50 },
       );
       const screen = (await tmux.run(["capture-pane", "-p", "-J", "-t", heldPane])).stdout;
+      assert.match(
+        screen,
+        new RegExp(`\\[muxbridge\\] attaching to "doomed child" \\(${dead}\\)`),
+        "the line naming the child, from before the attach started",
+      );
       assert.match(screen, /Unable to connect/, "OpenCode's own words stay on screen");
       assert.match(screen, /\[muxbridge\] opencode exited with code 1; this pane closes in 30 s/);
       assert.equal(await display(heldPane, "#{pane_dead}"), "0", "held, not dead");

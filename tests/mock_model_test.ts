@@ -87,3 +87,42 @@ Deno.test("childFailure answers the child's first requests with the status, then
     await mock.close();
   }
 });
+
+Deno.test("taskTurn() starts each of task.children in turn, numbered, and a child's first turn calls its tool", () => {
+  const children = [
+    { tool: { name: "bash", arguments: { command: "echo hi", description: "hi" } } },
+    { agent: "asker", tool: { name: "question", arguments: { questions: [] } } },
+  ];
+  const withChildren = { ...task, children };
+  const parent = (calls: number) =>
+    taskTurn({ messages: trigger, tools: tools("task") }, withChildren, calls);
+  assert.deepEqual(parent(0), {
+    tool: {
+      name: "task",
+      arguments: { description: "count", prompt: "child: count #0", subagent_type: "general" },
+    },
+  });
+  assert.deepEqual(parent(5), {
+    tool: {
+      name: "task",
+      arguments: { description: "count", prompt: "child: count #5", subagent_type: "asker" },
+    },
+  });
+  const childAsks = (n: number, offered: string[]) =>
+    taskTurn({
+      messages: [{ role: "user", content: `child: count #${n}` }],
+      tools: offered.map((name) => ({ type: "function", function: { name } })),
+    }, withChildren);
+  assert.deepEqual(childAsks(0, ["bash", "read"]), { tool: children[0].tool });
+  assert.deepEqual(childAsks(1, ["bash", "question"]), { tool: children[1].tool });
+  // A tool the request does not offer is not called: the child replies instead.
+  assert.deepEqual(childAsks(1, ["bash"]), { text: "one two" });
+  // After the tool's result, the child replies.
+  assert.deepEqual(
+    taskTurn({
+      messages: [{ role: "user", content: "child: count #0" }, { role: "tool", content: "hi" }],
+      tools: tools("task"),
+    }, withChildren),
+    { text: "one two" },
+  );
+});

@@ -153,6 +153,50 @@ Deno.test("MuxbridgePlugin starts `bridge --url --dir`, sends bridge.hello first
   }
 });
 
+Deno.test("MuxbridgePlugin forwards the events that open and end a request for the user with their ids only", async () => {
+  const r = await rig("recorder");
+  try {
+    const events = [
+      {
+        id: "evt_1",
+        type: "permission.asked",
+        properties: {
+          id: "per_1",
+          sessionID: "ses_C",
+          permission: "bash",
+          patterns: ["cat ~/.ssh/id_ed25519"],
+          metadata: { command: "cat ~/.ssh/id_ed25519", diff: "x".repeat(100_000) },
+          always: ["cat *"],
+          tool: { messageID: "msg_1", callID: "call_1" },
+        },
+      },
+      {
+        type: "permission.replied",
+        properties: { sessionID: "ses_C", requestID: "per_1", reply: "once" },
+      },
+      {
+        type: "question.asked",
+        properties: { id: "que_1", sessionID: "ses_C", questions: [{ question: "secret?" }] },
+      },
+      { type: "question.rejected", properties: { sessionID: "ses_C", requestID: "que_1" } },
+      { type: "permission.weird", properties: { sessionID: 7, requestID: ["x"] } },
+    ];
+    for (const e of events) await send(r, e);
+    await r.until("the bridge's ready in the log", () => r.readLog().includes('"type":"ready"'));
+    await r.hooks.dispose?.();
+    const got = r.lines("stdin.ndjson").slice(1).map((l) => JSON.parse(l));
+    assert.deepEqual(got, [
+      { type: "permission.asked", properties: { id: "per_1", sessionID: "ses_C" } },
+      { type: "permission.replied", properties: { sessionID: "ses_C", requestID: "per_1" } },
+      { type: "question.asked", properties: { id: "que_1", sessionID: "ses_C" } },
+      { type: "question.rejected", properties: { sessionID: "ses_C", requestID: "que_1" } },
+      { type: "permission.weird", properties: {} },
+    ]);
+  } finally {
+    await finish(r);
+  }
+});
+
 Deno.test("MuxbridgePlugin puts OPENCODE_SERVER_USERNAME/PASSWORD into bridge.hello auth", async () => {
   const restore = setEnv({ OPENCODE_SERVER_PASSWORD: "s3cret", OPENCODE_SERVER_USERNAME: "alice" });
   let r: Rig;

@@ -337,6 +337,45 @@ Deno.test("TUI normal mode: a TUI that can pair hands its bridge the paired toke
   }
 });
 
+Deno.test("TUI normal mode: when the server stops taking the paired token (a restart with a new password), it pairs again and sends a new hello", async () => {
+  let valid = "token-1";
+  let codes = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    if (path.startsWith("/auth/connect/")) return Response.json({ token: valid });
+    if (path === "/api/info") {
+      const ok = req.headers.get("authorization") === `Basic ${btoa(`opencode:${valid}`)}`;
+      return ok ? Response.json({ version: "2.1.2" }) : new Response("{}", { status: 401 });
+    }
+    return new Response("no", { status: 404 });
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const r = await rig();
+  const t = fakeTui([url], options(r), 4242);
+  const client = t.ctx.client as { server: Record<string, unknown> };
+  client.server.pair = () => Promise.resolve({ code: `code${++codes}`, expires_in: 300 });
+  t.location = { directory: r.dir };
+  const cleanup = startTui(t.ctx, r.dir, { env: {}, tickMs: 10 });
+  try {
+    await r.until("the hello", () => r.lines().length > 0);
+    // A reconnect while the token still works changes nothing.
+    t.emit({ type: "server.connected", data: {} });
+    await new Promise((res) => setTimeout(res, 300));
+    const hellos = () => r.lines().filter((l) => l.type === "bridge.hello");
+    assert.equal(hellos().length, 1);
+    // The service restarted with a new password: the old token is refused.
+    valid = "token-2";
+    t.emit({ type: "server.connected", data: {} });
+    await r.until("a second hello", () => hellos().length === 2);
+    assert.deepEqual(hellos()[1].auth, { username: "opencode", password: "token-2" });
+    assert.match(r.read(r.log), /paired again/);
+  } finally {
+    await cleanup();
+    await r.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("TUI pane mode (MUXBRIDGE_PANE_SESSION): no bridge, nothing listened to; the view goes back to the child; Ctrl+C runs the TUI's own exit", async () => {
   const r = await rig();
   const t = fakeTui(undefined, options(r));

@@ -19,6 +19,7 @@ import { isType, tmuxBridgeEnv } from "./helpers/real_life.ts";
 import { startTmuxServer, type TmuxServer } from "./helpers/tmux_server.ts";
 import { loadPlugin, pluginInput } from "./helpers/load_plugin.ts";
 import { until } from "./helpers/until.ts";
+import { provenFields } from "./helpers/tmux_record.ts";
 
 const SECRET = "victim-Secret-1234";
 const unauthorized = () => new Response(null, { status: 401 });
@@ -56,6 +57,8 @@ async function rig(): Promise<Rig> {
         owner: "999999:1",
         server: url,
         directory: dir,
+        // As muxbridge records a pane it opened: the server and the program it runs.
+        ...await provenFields(server, paneId),
       };
       createPaneStore(env.MUXBRIDGE_STATE_DIR).put(record);
       return paneId;
@@ -252,6 +255,7 @@ Deno.test("bridge.hello cannot name a program, a file, a socket or a session; ot
     });
     const forbidden: Array<[string, Record<string, unknown>]> = [
       ["opencode_bin", { opencode_bin: `${dir}/evil` }],
+      ["attention_command", { attention_command: [`${dir}/evil`] }],
       ["tmux.bin", { tmux: { bin: `${dir}/evil` } }],
       ["kitty.bin", { kitty: { bin: `${dir}/evil` } }],
       ["herdr.bin", { herdr: { bin: `${dir}/evil` } }],

@@ -80,11 +80,10 @@ async function load(file: string): Promise<Workflow> {
 }
 
 /**
- * Tasks a workflow may name before they exist, each only in a step whose name says so. The
- * coordinator's `deno task pack` (issue 24, item 1) packs the npm packages; once deno.json has
- * it, this entry must go (the release test fails until it does).
+ * Tasks a workflow may name before they exist, each only in a step whose name says so; once
+ * deno.json has one, its entry must go (a test below fails until it does).
  */
-const PENDING_TASKS: ReadonlySet<string> = new Set(["pack"]);
+const PENDING_TASKS: ReadonlySet<string> = new Set([]);
 
 /** Every `deno task NAME` a workflow runs must exist in deno.json. */
 function assertTasksExist(wf: Workflow): void {
@@ -189,6 +188,16 @@ Deno.test({
     const pack = steps(build).find((s) => /deno task pack/.test(s.run ?? ""));
     assert.ok(pack, "the build job packs the npm packages");
     assert.match(pack.name!, /deno task pack/);
+    // From the binaries the release step built (scripts/pack_npm.ts reads dist/bin/), with the
+    // repository npm's provenance checks the packages against.
+    assert.equal(pack.run, './node_modules/.bin/deno task pack --repo "$GITHUB_REPOSITORY"');
+    assert.equal(
+      denoConfig.tasks.pack,
+      "./node_modules/.bin/deno run --allow-all scripts/pack_npm.ts",
+    );
+    assert.ok(steps(build).indexOf(pack) > runs.indexOf(buildSteps[0]), "pack after the build");
+    // The npm end-to-end suite (tests/e2e_npm_test.ts) publishes to verdaccio.
+    assert.match(runs.join("\n"), /npm install --prefix tools\/verdaccio --ignore-scripts/);
     const uploads = steps(build).filter((s) => s.uses?.startsWith("actions/upload-artifact@"));
     assert.deepEqual(uploads.map((s) => [s.with?.name, s.with?.path]), [
       ["release", "dist/release/"],

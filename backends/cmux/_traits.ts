@@ -6,7 +6,12 @@
  */
 
 import { z } from "zod";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `cmux` config section.
@@ -59,6 +64,18 @@ export const CMUX_CAPABILITIES: Capabilities = {
   // the workspace before and after; one answering after the timeout is not found
   // (docs/backends/cmux.md).
   spawnToken: false,
+};
+
+/**
+ * How the cmux backend proves a surface is the recorded one (`_identity.ts`,
+ * docs/backends/cmux.md §10): the app by its socket path and the socket file; the surface by its
+ * UUID, which cmux makes at random for each surface and never hands out again. cmux shows
+ * nothing of a surface's program (no pid, no command).
+ */
+export const CMUX_OWNERSHIP: Ownership = {
+  instance: "the app: its socket path and the socket file",
+  pid: "none",
+  uniqueIds: true,
 };
 
 /** The checks of its `doctor`, in order. */

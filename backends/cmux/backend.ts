@@ -25,7 +25,8 @@ import { createProgram } from "./_program.ts";
 import { spawnSurface } from "./_spawn.ts";
 import { createSurfaces, inspectSurface } from "./_surfaces.ts";
 import { titleSurface } from "./_title.ts";
-import { CMUX_CAPABILITIES, type CmuxConfig } from "./_traits.ts";
+import { appInstance } from "./_identity.ts";
+import { CMUX_CAPABILITIES, CMUX_OWNERSHIP, type CmuxConfig } from "./_traits.ts";
 
 /**
  * Creates the cmux backend.
@@ -68,7 +69,9 @@ export function createCmuxBackend(deps: BackendDeps<CmuxConfig>): Backend {
     capabilities: CMUX_CAPABILITIES,
     probe: (signal) => probeCmux(ctx, signal),
     spawn: (req) => spawnSurface(ctx, req),
+    ownership: CMUX_OWNERSHIP,
     inspect: (paneId, signal) => inspectSurface(surfaces, paneId, signal),
+    instance: () => Promise.resolve(appInstance(deps)),
     listOwned: () => Promise.resolve([]),
     // No token reaches a cmux surface (see CMUX_CAPABILITIES).
     findSpawned: () => Promise.resolve([]),

@@ -33,8 +33,8 @@ export const AGENT_LABEL = "opencode";
 export type AgentState = "idle" | "working" | "blocked" | "unknown";
 
 /**
- * A child's state as herdr's: busy and retrying are working, an error or a failed pane needs the
- * user (blocked).
+ * A child's state as herdr's: busy and retrying are working; a child waiting for the user (a
+ * permission request or a question), an error or a failed pane needs the user (blocked).
  *
  * @param state The child's state.
  * @returns herdr's.
@@ -46,6 +46,7 @@ export function agentState(state: PaneState): AgentState {
       return "working";
     case "idle":
       return "idle";
+    case "waiting":
     case "error":
     case "failed":
       return "blocked";
@@ -63,6 +64,10 @@ export function agentMessage(status: PaneStatus): string | undefined {
   switch (status.state) {
     case "retry":
       return status.attempt ? `retrying (attempt ${status.attempt})` : "retrying";
+    case "waiting":
+      return status.waitingFor === "question"
+        ? "waiting for your answer to a question"
+        : "waiting for your permission";
     case "error":
       return "OpenCode reported an error";
     case "failed":

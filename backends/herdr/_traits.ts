@@ -8,7 +8,12 @@
 
 import { z } from "zod";
 import { plainName } from "../../lib/config/plain_name.ts";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `herdr` config section.
@@ -67,6 +72,17 @@ export const HERDR_CAPABILITIES: Capabilities = {
   marks: false,
   focusSafe: true,
   spawnToken: true,
+};
+
+/**
+ * How the herdr backend proves a pane is the recorded one (`_identity.ts`,
+ * docs/backends/herdr.md §17): the server by its socket path and the socket file; the pane's
+ * program by the spawn token in the environment of the shell herdr started for it, or by that
+ * pid (herdr's `pane process-info`).
+ */
+export const HERDR_OWNERSHIP: Ownership = {
+  instance: "the server: its socket path and the socket file",
+  pid: "multiplexer",
 };
 
 /** The checks of its `doctor`, in order. */

@@ -42,7 +42,8 @@ import { herdrPaneId } from "./_parse.ts";
 import { anchorPane, applyHerdrLayout } from "./_place.ts";
 import { createSpawnState, spawnPane } from "./_spawn.ts";
 import { setPaneStatus, setPaneTitle } from "./_title.ts";
-import { HERDR_CAPABILITIES, type HerdrConfig } from "./_traits.ts";
+import { paneProgram, serverInstance } from "./_identity.ts";
+import { HERDR_CAPABILITIES, HERDR_OWNERSHIP, type HerdrConfig } from "./_traits.ts";
 
 /** Seams of {@linkcode createHerdrBackend}, for tests. */
 export interface HerdrBackendOptions {
@@ -105,7 +106,10 @@ export function createHerdrBackend(
     capabilities,
     probe: (signal) => probeHerdr(api, signal),
     spawn: (req) => spawnPane({ deps, api, agents, anchor, state: spawns }, req),
+    ownership: HERDR_OWNERSHIP,
     inspect: (paneId, signal) => inspectPane(api, paneId, signal),
+    instance: () => Promise.resolve(serverInstance(deps, layer)),
+    paneProgram: (paneId, signal) => paneProgram({ api, log: deps.log, environ }, paneId, signal),
     listOwned: () => Promise.resolve([]),
     findSpawned: (token, signal) =>
       findSpawnedPanes({ api, log: deps.log, environ, capabilities }, token, signal),

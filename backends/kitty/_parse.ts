@@ -102,8 +102,11 @@ export interface KittyWindow {
   title: string;
   /** User variables (`launch --var`, 0.30+); empty when none or unsupported. */
   userVars: Record<string, string>;
-  /** The spawn token in the window's environment (`launch --env`), when there is one. */
-  spawnToken?: string;
+  /**
+   * The spawn token in the window's environment (`launch --env`); null when kitty showed the
+   * environment and it holds none, absent when kitty showed none.
+   */
+  spawnToken?: string | null;
 }
 
 /** One kitty tab. */
@@ -150,8 +153,10 @@ export function parseLs(stdout: string): KittyTab[] {
           userVars: w.user_vars ?? {},
         };
         if (typeof w.pid === "number") win.pid = w.pid;
-        const token = w.env?.[SPAWN_TOKEN_VAR];
-        if (typeof token === "string" && SPAWN_TOKEN.test(token)) win.spawnToken = token;
+        if (w.env !== undefined) {
+          const token = w.env[SPAWN_TOKEN_VAR];
+          win.spawnToken = typeof token === "string" && SPAWN_TOKEN.test(token) ? token : null;
+        }
         return win;
       }),
     }))

@@ -1,5 +1,6 @@
 /**
- * Private to the kitty backend: titling a window (`set-window-title`).
+ * Private to the kitty backend: titling a window (`set-window-title`) and bringing one to the
+ * front (`focus-window`).
  *
  * @module
  */
@@ -32,4 +33,25 @@ export async function titleWindow(
     ["set-window-title", `--match=id:${id}`, "--", ...(clean === "" ? [] : [clean])],
     signal,
   );
+}
+
+/**
+ * Brings a window to the front: its tab and OS window activated, the window focused
+ * (`attention_focus`).
+ *
+ * @param kitty The backend's command runner.
+ * @param paneId The window id.
+ * @param signal Aborts the call.
+ * @throws {MuxError} `pane_not_found` for an unknown window, or what kitty answered.
+ */
+export async function focusWindow(
+  kitty: KittyCommand,
+  paneId: PaneId,
+  signal?: AbortSignal,
+): Promise<void> {
+  const id = kittyWindowId(paneId);
+  await kitty.must(`focus kitty window ${id}`, [
+    "focus-window",
+    `--match=id:${id}`,
+  ], signal);
 }

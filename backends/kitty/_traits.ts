@@ -6,7 +6,12 @@
  */
 
 import { z } from "zod";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `kitty` config section.
@@ -54,6 +59,17 @@ export const KITTY_CAPABILITIES: Capabilities = {
   marks: true,
   focusSafe: true,
   spawnToken: true,
+};
+
+/**
+ * How the kitty backend proves a window is the recorded one (docs/backends/kitty.md §9): kitty
+ * by its remote-control address and the socket file it binds (or its pid, from inside it); the
+ * window's program by the spawn token in its environment as `ls` shows it, or by the pid kitty
+ * started.
+ */
+export const KITTY_OWNERSHIP: Ownership = {
+  instance: "kitty: its remote-control address and its socket file (or pid)",
+  pid: "multiplexer",
 };
 
 /** The checks of its `doctor`, in order. */

@@ -5,7 +5,9 @@
  * @module
  */
 
-import type { PaneInfo } from "../../lib/backend/backend.ts";
+import type { Instance, PaneInfo } from "../../lib/backend/backend.ts";
+import type { Layer } from "../../lib/backend/identity.ts";
+import { fileStamp } from "../../lib/sys/file_stamp.ts";
 import { type PaneId, SESSION_ID } from "../../lib/sys/validate.ts";
 import type { KittyCommand } from "./_command.ts";
 import { MARK_OWNER, MARK_SESSION } from "./_launch.ts";
@@ -48,6 +50,7 @@ function toInfo(window: KittyWindow): PaneInfo {
   // window is never dead.
   const info: PaneInfo = { paneId: window.id, dead: false, title: window.title };
   if (window.pid !== undefined) info.pid = window.pid;
+  if (window.spawnToken !== undefined) info.token = window.spawnToken;
   return { ...info, ...marksOf(window) };
 }
 
@@ -104,4 +107,26 @@ export async function spawnedWindows(
   return (await listWindows(kitty, signal)).flatMap((tab) => tab.windows)
     .filter((w) => w.spawnToken === token)
     .map(toInfo);
+}
+
+/**
+ * The kitty muxbridge talks to (docs/backends/kitty.md §9): its remote-control address with the
+ * socket file kitty binds anew each time it starts (`--listen-on unix:/path`). An abstract socket
+ * (`unix:@name`) or a TCP address has no file: then kitty's pid names it, known only to a process
+ * running inside that very kitty (`KITTY_PID`, with `KITTY_LISTEN_ON` the same address). `ls`
+ * cannot tell: kitty 0.26 lists a window's whole environment only until the first window opened
+ * by remote control, then only the variables each window was launched with (seen live).
+ *
+ * @param kitty The backend's command runner.
+ * @param layer The kitty layer muxbridge runs in, if any.
+ * @returns The instance, or null when it cannot be told.
+ */
+export function kittyInstance(kitty: KittyCommand, layer: Layer | undefined): Instance | null {
+  const address = kitty.address();
+  const path = /^unix:(\/.*)$/.exec(address)?.[1];
+  if (path !== undefined) {
+    const stamp = fileStamp(path);
+    return stamp === undefined ? null : { address, stamp };
+  }
+  return layer?.pid !== undefined && layer.socket === address ? { address, pid: layer.pid } : null;
 }

@@ -19,9 +19,9 @@ import { USER_VARS_VERSION } from "./_parse.ts";
 import { kittyDoctor, probeKitty } from "./_probe.ts";
 import { createProgramState } from "./_program.ts";
 import { openWindow } from "./_spawn.ts";
-import { titleWindow } from "./_title.ts";
-import { KITTY_CAPABILITIES, type KittyConfig } from "./_traits.ts";
-import { inspectWindow, ownedWindows, spawnedWindows } from "./_windows.ts";
+import { focusWindow, titleWindow } from "./_title.ts";
+import { KITTY_CAPABILITIES, KITTY_OWNERSHIP, type KittyConfig } from "./_traits.ts";
+import { inspectWindow, kittyInstance, ownedWindows, spawnedWindows } from "./_windows.ts";
 
 /**
  * Creates the kitty backend.
@@ -65,12 +65,18 @@ export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
     },
     probe: (signal) => probeKitty(ctx, signal),
     spawn: (req) => openWindow(ctx, req),
+    ownership: KITTY_OWNERSHIP,
     inspect: (paneId, signal) => inspectWindow(kitty, paneId, signal),
+    instance: () =>
+      Promise.resolve(
+        kittyInstance(kitty, deps.identity.layers.find((l) => l.backend === "kitty")),
+      ),
     listOwned: (signal) => ownedWindows(ctx, signal),
     findSpawned: (token, signal) => spawnedWindows(kitty, token, signal),
     interrupt: (paneId, signal) => interruptWindow(kitty, paneId, signal),
     kill: (paneId, signal) => closeWindow(ctx, paneId, signal),
     setTitle: (paneId, title, signal) => titleWindow(kitty, paneId, title, signal),
+    focus: (paneId, signal) => focusWindow(kitty, paneId, signal),
     applyLayout: (req, signal) => arrangeTab(ctx, req, signal),
     doctor: (signal) => kittyDoctor(ctx, signal),
   };

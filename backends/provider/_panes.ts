@@ -7,7 +7,8 @@
  */
 
 import { checkPaneId } from "../../lib/backend/_pane_id.ts";
-import type { PaneInfo } from "../../lib/backend/backend.ts";
+import type { Instance, PaneInfo } from "../../lib/backend/backend.ts";
+import { SPAWN_TOKEN } from "../../lib/backend/spawn_token.ts";
 import type { PaneId } from "../../lib/sys/validate.ts";
 import type { ProviderLink } from "./_link.ts";
 import { PROVIDER_PANE_ID, type ProviderResult } from "./protocol.ts";
@@ -27,11 +28,34 @@ export function providerPaneId(paneId: string): PaneId {
   );
 }
 
-function toInfo(pane: ProviderResult<"list">["panes"][number]): PaneInfo {
+function toInfo(pane: ProviderResult<"list">["panes"][number], tokens = false): PaneInfo {
   const info: PaneInfo = { paneId: providerPaneId(pane.paneId), dead: !pane.alive };
   if (pane.pid !== undefined) info.pid = pane.pid;
   if (pane.title !== undefined) info.title = pane.title;
+  // A provider that keeps tokens reports each pane's, or none for a pane muxbridge did not open.
+  if (tokens) {
+    info.token = pane.token !== undefined && SPAWN_TOKEN.test(pane.token) ? pane.token : null;
+  }
   return info;
+}
+
+/**
+ * `instance`: what the provider says of the multiplexer it drives: `list`'s `instance`, else
+ * `initialize`'s (none there: the provider tells no instance).
+ *
+ * @param link The backend's link to its provider.
+ * @param signal Aborts the call.
+ * @returns The instance (the provider's name, its text), or null when it says nothing.
+ */
+export async function providerInstance(
+  link: ProviderLink,
+  signal?: AbortSignal,
+): Promise<Instance | null> {
+  const info = await link.info(signal);
+  if (info.instance === undefined) return null;
+  // A provider whose multiplexer can restart under it says so again in each list.
+  const now = (await link.rpc().call("list", {}, signal)).instance ?? info.instance;
+  return { address: `provider ${info.provider.name}`, stamp: now };
 }
 
 /**
@@ -48,8 +72,9 @@ export async function inspectPane(
   signal?: AbortSignal,
 ): Promise<PaneInfo | null> {
   const id = providerPaneId(paneId);
+  const tokens = (await link.info(signal)).capabilities.spawnToken;
   const pane = (await link.list(signal)).find((p) => p.paneId === id);
-  return pane ? toInfo(pane) : null;
+  return pane ? toInfo(pane, tokens) : null;
 }
 
 /**
@@ -66,5 +91,5 @@ export async function findSpawnedPanes(
   signal?: AbortSignal,
 ): Promise<PaneInfo[]> {
   if (!(await link.info(signal)).capabilities.spawnToken) return [];
-  return (await link.list(signal)).filter((p) => p.token === token).map(toInfo);
+  return (await link.list(signal)).filter((p) => p.token === token).map((p) => toInfo(p, true));
 }

@@ -7,6 +7,7 @@
 
 import { checkProgramArgv } from "../../lib/backend/_program_argv.ts";
 import type { BackendDeps, SpawnedPane, SpawnRequest } from "../../lib/backend/backend.ts";
+import { SPAWN_TOKEN_VAR } from "../../lib/backend/spawn_token.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import { cleanTitle, validateDirectory, validateTarget } from "../../lib/sys/validate.ts";
 import type { ProviderLink } from "./_link.ts";
@@ -45,10 +46,15 @@ export async function spawnPane(
       },
     );
   }
+  // A provider's pid is its word: muxbridge signals it only while the process's environment
+  // carries the spawn token (lib/session/close_pane.ts), so a provider with `env` passes it on.
+  const token: Record<string, string> = req.token !== undefined && provider.capabilities.env
+    ? { [SPAWN_TOKEN_VAR]: req.token }
+    : {};
   const { paneId, pid } = await link.rpc().call("spawn", {
     argv: [...req.argv],
     cwd,
-    env: { ...req.env },
+    env: { ...req.env, ...token },
     title,
     anchor: provider.selfPaneId ?? null,
     sessionId,

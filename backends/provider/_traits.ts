@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import type { Capabilities, SectionConfig } from "../../lib/backend/backend.ts";
+import type { Capabilities, Ownership, SectionConfig } from "../../lib/backend/backend.ts";
 
 /**
  * The `provider` config section.
@@ -36,6 +36,18 @@ export const PROVIDER_CAPABILITIES: Capabilities = {
   marks: false,
   focusSafe: true,
   spawnToken: true,
+};
+
+/**
+ * How the provider backend proves a pane is the recorded one (`_panes.ts`,
+ * docs/backends/provider.md §6): the instance is what the provider says in `initialize`
+ * (`instance`), the pane's program the spawn token its `list` reports. Both are the provider's
+ * word, which is enough to ask the provider to close its own pane; a pid it reports is its word
+ * too, and is signalled only while that process's environment carries the pane's spawn token.
+ */
+export const PROVIDER_OWNERSHIP: Ownership = {
+  instance: "the provider's own word: initialize's instance",
+  pid: "claimed",
 };
 
 /** The checks of its `doctor`, in order. */

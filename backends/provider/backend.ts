@@ -18,10 +18,10 @@ import { interruptPane, killPane } from "./_close.ts";
 import { probeProvider, providerDoctor } from "./_doctor.ts";
 import { arrangePanes } from "./_layout.ts";
 import { createProviderLink, type ProviderBackendOptions } from "./_link.ts";
-import { findSpawnedPanes, inspectPane } from "./_panes.ts";
+import { findSpawnedPanes, inspectPane, providerInstance } from "./_panes.ts";
 import { spawnPane } from "./_spawn.ts";
 import { setPaneTitle } from "./_title.ts";
-import type { ProviderConfig } from "./_traits.ts";
+import { PROVIDER_OWNERSHIP, type ProviderConfig } from "./_traits.ts";
 
 /** Seams and bounds of {@linkcode createProviderBackend} (defined in `_link.ts`, which uses them). */
 export type { ProviderBackendOptions };
@@ -71,7 +71,9 @@ export function createProviderBackend(
     },
     probe: (signal) => probeProvider(link, signal),
     spawn: (req) => spawnPane(ctx, req),
+    ownership: PROVIDER_OWNERSHIP,
     inspect: (paneId, signal) => inspectPane(link, paneId, signal),
+    instance: (signal) => providerInstance(link, signal),
     // A provider keeps no marks muxbridge could read: ownership lives in the state records.
     listOwned: () => Promise.resolve([]),
     findSpawned: (token, signal) => findSpawnedPanes(link, token, signal),

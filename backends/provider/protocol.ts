@@ -58,7 +58,7 @@ export const SpawnParamsSchema = z.object({
   ),
   cwd: z.string().describe("The absolute working directory of the program"),
   env: z.record(z.string(), z.string()).describe(
-    "Variables for the program only (credentials): never on any argv, never typed",
+    "Variables for the program only (credentials, and MUXBRIDGE_SPAWN_TOKEN when token is given): never on any argv, never typed",
   ),
   title: z.string().describe("Literal title text (no format language of the multiplexer applies)"),
   anchor: PaneIdSchema.nullable().describe(
@@ -98,6 +98,9 @@ export const ProviderCapabilitiesSchema = z.object({
   ),
 });
 
+/** The multiplexer instance a provider drives, as it says it (`initialize`, `list`). */
+const InstanceSchema = z.string().min(1).max(256).regex(/^[\x20-\x7e]+$/);
+
 /** `initialize` result. */
 export const InitializeResultSchema = z.object({
   protocolVersion: z.string(),
@@ -105,6 +108,9 @@ export const InitializeResultSchema = z.object({
   capabilities: ProviderCapabilitiesSchema.prefault({}),
   selfPaneId: PaneIdSchema.nullable().optional().describe(
     "The pane muxbridge runs in, as the provider sees it (spawn's anchor)",
+  ),
+  instance: InstanceSchema.optional().describe(
+    "The multiplexer instance the provider drives, as text that changes when it restarts (its server's socket, pid and start time): muxbridge records it with each pane and acts on a pane it recorded only while the provider reports the same instance; absent: such panes are never acted on",
   ),
 });
 
@@ -127,7 +133,12 @@ export const ProviderPaneSchema = z.object({
 });
 
 /** `list` result: every pane the provider can see. */
-export const ListResultSchema = z.object({ panes: z.array(ProviderPaneSchema) });
+export const ListResultSchema = z.object({
+  panes: z.array(ProviderPaneSchema),
+  instance: InstanceSchema.optional().describe(
+    "The instance as it is now, for a provider whose multiplexer can restart while the provider runs; absent: initialize's",
+  ),
+});
 
 /** `layout` result. */
 export const LayoutResultSchema = z.object({ applied: z.boolean(), detail: z.string() });

@@ -11,6 +11,7 @@ import type { PaneId } from "../../lib/sys/validate.ts";
 import { type TmuxCommand, tmuxError } from "./_command.ts";
 import { PANE_FORMAT, PANE_ID, type PaneRow, parsePaneRows, tmuxPaneId } from "./_parse.ts";
 import { isMarked } from "./_place.ts";
+import { GS, parseTokenLine, TOKEN_FORMAT } from "./_identity.ts";
 
 function toInfo(row: PaneRow): PaneInfo {
   const info: PaneInfo = { paneId: row.paneId, dead: row.dead, title: row.title };
@@ -35,16 +36,25 @@ export async function inspectPane(
   signal?: AbortSignal,
 ): Promise<PaneInfo | null> {
   const id = tmuxPaneId(paneId);
-  // list-panes, never display-message: the latter exits 0 for an unknown pane (§3).
-  // list-panes -t %N lists %N's whole window, so pick %N's row.
-  const result = await tmux.run([["list-panes", "-t", id, "-F", PANE_FORMAT]], signal);
+  // list-panes, never display-message alone: the latter exits 0 for an unknown pane (§3); after
+  // a failed list-panes tmux runs nothing more of the line. list-panes -t %N lists %N's whole
+  // window, so pick %N's row. The token line follows (§13).
+  const result = await tmux.run([
+    ["list-panes", "-t", id, "-F", PANE_FORMAT],
+    ["display-message", "-p", "-t", id, TOKEN_FORMAT],
+  ], signal);
   if (result.code !== 0) {
     const err = tmuxError(`inspect pane "${id}"`, result);
     if (err.code === "pane_not_found") return null;
     throw err;
   }
-  const row = parsePaneRows(result.stdout).find((r) => r.paneId === id);
-  return row ? toInfo(row) : null;
+  const at = result.stdout.lastIndexOf(`\n${GS}`);
+  const rows = at < 0 ? result.stdout : result.stdout.slice(0, at + 1);
+  const row = parsePaneRows(rows).find((r) => r.paneId === id);
+  if (!row) return null;
+  const info = toInfo(row);
+  if (at >= 0) info.token = parseTokenLine(result.stdout.slice(at + 2));
+  return info;
 }
 
 /**

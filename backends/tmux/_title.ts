@@ -1,6 +1,6 @@
 /**
- * Private to the tmux backend: a pane's title (`select-pane -T`) and the child's state, kept in a
- * pane user option for a user's `pane-border-format`.
+ * Private to the tmux backend: a pane's title (`select-pane -T`), the child's state, kept in a
+ * pane user option for a user's `pane-border-format`, and bringing a pane to the front.
  *
  * @module
  */
@@ -11,8 +11,9 @@ import type { TmuxCommand } from "./_command.ts";
 import { escapeTitle, tmuxPaneId } from "./_parse.ts";
 
 /**
- * The pane user option holding the child's state (`busy`, `retry`, `idle`, `error`, `failed`) for
- * a user's `pane-border-format` (docs/backends/tmux.md, "The child's state in the border").
+ * The pane user option holding the child's state (`busy`, `retry`, `idle`, `error`, `waiting`,
+ * `failed`) for a user's `pane-border-format` (docs/backends/tmux.md, "The child's state in the
+ * border").
  * Stored verbatim: `set-option` expands nothing without `-F`.
  */
 const STATUS_OPTION = "@muxbridge-status";
@@ -77,6 +78,29 @@ export async function showStatus(
         ? ["set-option", "-p", "-u", "-t", id, STATUS_OPTION]
         : ["set-option", "-p", "-t", id, STATUS_OPTION, status.state],
     ],
+    signal,
+  );
+}
+
+/**
+ * Brings a pane to the front: its window becomes its session's current window, and the pane
+ * its window's active pane (`attention_focus`).
+ *
+ * @param tmux The backend's command runner.
+ * @param paneId The pane (`%N`).
+ * @param signal Aborts the call.
+ * @throws {MuxError} `pane_not_found` for an unknown pane, or what tmux answered.
+ */
+export async function focusPane(
+  tmux: TmuxCommand,
+  paneId: PaneId,
+  signal?: AbortSignal,
+): Promise<void> {
+  const id = tmuxPaneId(paneId);
+  // A pane id is a window target too: its window.
+  await tmux.must(
+    `focus pane "${id}"`,
+    [["select-window", "-t", id], ["select-pane", "-t", id]],
     signal,
   );
 }

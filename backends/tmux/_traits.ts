@@ -7,7 +7,12 @@
 
 import { z } from "zod";
 import { plainName } from "../../lib/config/plain_name.ts";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `tmux` config section.
@@ -60,6 +65,16 @@ export const TMUX_CAPABILITIES: Capabilities = {
   // (`#{pane_start_command}`): `split-window -e` values reach only the program's environment,
   // which no format shows (docs/backends/tmux.md).
   spawnToken: true,
+};
+
+/**
+ * How the tmux backend proves a pane is the recorded one (`_identity.ts`, docs/backends/tmux.md
+ * §13): the server by socket path, pid and start time; the pane's program by the spawn token in
+ * its start command, or by the pid tmux started.
+ */
+export const TMUX_OWNERSHIP: Ownership = {
+  instance: "the server: its socket path, pid and start time",
+  pid: "multiplexer",
 };
 
 /** The checks of its `doctor`, in order. */

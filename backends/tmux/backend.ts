@@ -14,11 +14,12 @@ import { createAnchor } from "./_anchor.ts";
 import { arrangePanes } from "./_arrange.ts";
 import { interruptPane, killPane } from "./_close.ts";
 import { createTmuxCommand } from "./_command.ts";
+import { serverInstance } from "./_identity.ts";
 import { inspectPane, ownedPanes, spawnedPanes } from "./_panes.ts";
 import { probeTmux, tmuxDoctor } from "./_probe.ts";
 import { spawnPane } from "./_spawn.ts";
-import { showStatus, titlePane } from "./_title.ts";
-import { TMUX_CAPABILITIES, type TmuxConfig } from "./_traits.ts";
+import { focusPane, showStatus, titlePane } from "./_title.ts";
+import { TMUX_CAPABILITIES, TMUX_OWNERSHIP, type TmuxConfig } from "./_traits.ts";
 
 /**
  * Creates the tmux backend.
@@ -58,13 +59,16 @@ export function createTmuxBackend(deps: BackendDeps<TmuxConfig>): Backend {
     capabilities: TMUX_CAPABILITIES,
     probe: (signal) => probeTmux(tmux, signal),
     spawn: (req) => spawnPane(ctx, req),
+    ownership: TMUX_OWNERSHIP,
     inspect: (paneId, signal) => inspectPane(tmux, paneId, signal),
+    instance: (signal) => serverInstance(tmux, signal),
     listOwned: (signal) => ownedPanes(tmux, signal),
     findSpawned: (token, signal) => spawnedPanes(tmux, token, signal),
     interrupt: (paneId, signal) => interruptPane(tmux, paneId, signal),
     kill: (paneId, signal) => killPane(ctx, paneId, signal),
     setTitle: (paneId, title, signal) => titlePane(tmux, paneId, title, signal),
     setStatus: (paneId, status, signal) => showStatus(tmux, paneId, status, signal),
+    focus: (paneId, signal) => focusPane(tmux, paneId, signal),
     applyLayout: (req, signal) => arrangePanes(ctx, req, signal),
     doctor: (signal) => tmuxDoctor(ctx, signal),
   };

@@ -6,7 +6,12 @@
  */
 
 import { z } from "zod";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `wezterm` config section.
@@ -61,6 +66,18 @@ export const WEZTERM_CAPABILITIES: Capabilities = {
   marks: false,
   focusSafe: true,
   spawnToken: true,
+};
+
+/**
+ * How the WezTerm backend proves a pane is the recorded one (`_identity.ts`,
+ * docs/backends/wezterm.md §6): the GUI or mux server by its socket (path, file, and the GUI's
+ * pid its name carries); the pane's program by the spawn token in the environment of the program
+ * whose `WEZTERM_PANE` is the pane. Its pids come from those environments, so they are signalled
+ * only while the token is there.
+ */
+export const WEZTERM_OWNERSHIP: Ownership = {
+  instance: "the GUI or mux server: its socket path, the socket file and the GUI's pid",
+  pid: "claimed",
 };
 
 /** The checks of its `doctor`, in order. */

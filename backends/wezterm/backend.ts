@@ -43,7 +43,8 @@ import {
 import { layoutResult } from "./_place.ts";
 import { spawnPane } from "./_spawn.ts";
 import { setPaneTitle } from "./_title.ts";
-import { WEZTERM_CAPABILITIES, type WeztermConfig } from "./_traits.ts";
+import { paneProgram, socketInstance } from "./_identity.ts";
+import { WEZTERM_CAPABILITIES, WEZTERM_OWNERSHIP, type WeztermConfig } from "./_traits.ts";
 
 /** A session leader and its environment (defined in `_panes.ts`, which reads them). */
 export type { SessionLeader };
@@ -114,7 +115,10 @@ export function createWeztermBackend(
     capabilities,
     probe: (signal) => weztermProbe(view, signal),
     spawn: (req) => spawnPane(ctx, req),
+    ownership: WEZTERM_OWNERSHIP,
     inspect: (paneId, signal) => inspectPane(ctx, paneId, signal),
+    instance: () => Promise.resolve(socketInstance(socket)),
+    paneProgram: (paneId) => Promise.resolve(paneProgram(panes, paneId)),
     // wezterm's list shows no user data (user vars are not in it, §2): no marks.
     listOwned: () => Promise.resolve([]),
     findSpawned: (token, signal) => findSpawnedPanes(ctx, token, signal),

@@ -7,7 +7,7 @@
  */
 
 import type { BackendDeps, PaneInfo } from "../../lib/backend/backend.ts";
-import { carriesToken } from "../../lib/backend/spawn_token.ts";
+import { carriesToken, tokenIn } from "../../lib/backend/spawn_token.ts";
 import { MuxError } from "../../lib/sys/errors.ts";
 import type { PaneId } from "../../lib/sys/validate.ts";
 import type { ZellijCommand } from "./_command.ts";
@@ -118,7 +118,16 @@ export async function inspectPane(
 ): Promise<PaneInfo | null> {
   const id = zellijPaneId(paneId);
   const pane = (await panes.list(signal)).find((p) => p.paneId === id);
-  return pane ? { paneId: pane.paneId, dead: pane.dead, title: pane.title } : null;
+  // A command pane shows its start command, which carries the spawn token (§9); a pane
+  // zellij shows no command for tells nothing (`token` absent).
+  return pane
+    ? {
+      paneId: pane.paneId,
+      dead: pane.dead,
+      title: pane.title,
+      ...(pane.command === undefined ? {} : { token: tokenIn(pane.command) }),
+    }
+    : null;
 }
 
 /**

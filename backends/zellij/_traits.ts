@@ -7,7 +7,12 @@
 
 import { z } from "zod";
 import { plainName } from "../../lib/config/plain_name.ts";
-import type { Capabilities, SectionConfig, VersionGate } from "../../lib/backend/backend.ts";
+import type {
+  Capabilities,
+  Ownership,
+  SectionConfig,
+  VersionGate,
+} from "../../lib/backend/backend.ts";
 
 /**
  * The `zellij` config section.
@@ -59,6 +64,17 @@ export const ZELLIJ_CAPABILITIES: Capabilities = {
   focusSafe: true,
   // In the start command, which `list-panes --json` shows as `terminal_command`.
   spawnToken: true,
+};
+
+/**
+ * How the zellij backend proves a pane is the recorded one (`_identity.ts`,
+ * docs/backends/zellij.md §11): the session by its name and the second its server started; the
+ * pane's program by the spawn token in its start command (`terminal_command`). zellij names no
+ * pid.
+ */
+export const ZELLIJ_OWNERSHIP: Ownership = {
+  instance: "the session: its name and when its server started",
+  pid: "none",
 };
 
 /** The checks of its `doctor`, in order. */

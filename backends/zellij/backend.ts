@@ -30,7 +30,8 @@ import { createZellijPanes, findSpawnedPanes, inspectPane } from "./_panes.ts";
 import { layoutResult } from "./_place.ts";
 import { oneAtATime, openPane } from "./_spawn.ts";
 import { setPaneTitle } from "./_title.ts";
-import { ZELLIJ_CAPABILITIES, type ZellijConfig } from "./_traits.ts";
+import { sessionInstance } from "./_identity.ts";
+import { ZELLIJ_CAPABILITIES, ZELLIJ_OWNERSHIP, type ZellijConfig } from "./_traits.ts";
 import { createZellijVersion } from "./_version.ts";
 
 /**
@@ -74,7 +75,9 @@ export function createZellijBackend(deps: BackendDeps<ZellijConfig>): Backend {
     probe: (signal) => probeZellij(ctx, signal),
     // Spawns run one at a time: each lists the panes before and after its own split.
     spawn: oneAtATime((req) => openPane(ctx, req)),
+    ownership: ZELLIJ_OWNERSHIP,
     inspect: (paneId, signal) => inspectPane(panes, paneId, signal),
+    instance: (signal) => sessionInstance(deps, zellij.session, signal),
     listOwned: () => Promise.resolve([]),
     findSpawned: (token, signal) => findSpawnedPanes(panes, token, signal),
     interrupt: (paneId, signal) => interruptPane(ctx, paneId, signal),

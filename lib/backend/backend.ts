@@ -131,14 +131,75 @@ export interface PaneInfo {
   paneId: PaneId;
   /** The pane's program has ended but the pane is still shown (dead, held). */
   dead: boolean;
-  /** The pane program's process id, when known. */
+  /** The pane program's process id, when known (whose word it is: {@linkcode Ownership.pid}). */
   pid?: number;
+  /**
+   * The spawn token the pane was started with, as the multiplexer shows it (the marker in its
+   * start command, the variable in its environment): `null` when the backend read the pane and
+   * found none (a pane muxbridge did not start), absent when it cannot tell. Read where it costs
+   * nothing more than the listing itself.
+   */
+  token?: string | null;
   /** The pane's title, when known. */
   title?: string;
   /** The session in the pane's ownership mark, when the backend keeps marks. */
   sessionId?: string;
   /** The owner in the pane's ownership mark, when the backend keeps marks. */
   owner?: string;
+}
+
+/**
+ * The multiplexer instance a backend talks to, as far as it can tell it from a later one: a
+ * restarted server (a reboot, `tmux kill-server`) starts its pane ids again, so a pane id means
+ * something only together with the instance it was opened on. A record names it
+ * (`lib/session/pane_store.ts`), and a recorded pane is acted on only while the backend reports
+ * the same instance (`lib/backend/instance.ts`).
+ */
+export interface Instance {
+  /** Where it is reached: a socket path, a listen address, a session name. */
+  readonly address: string;
+  /** Its server (or terminal) process, when the multiplexer names it. */
+  readonly pid?: number;
+  /**
+   * When its server started, in whole seconds since the epoch, as the multiplexer states it:
+   * `[earliest, latest]` (equal when it states the second; a span when only an age is shown).
+   */
+  readonly startedAt?: readonly [number, number];
+  /** Anything else that tells it from a later one at the same address (opaque, compared exactly). */
+  readonly stamp?: string;
+}
+
+/** What a backend can show of the program a pane runs ({@linkcode Backend.paneProgram}). */
+export interface PaneProgram {
+  /** Its process id, when known. */
+  pid?: number;
+  /** The spawn token it was started with: as {@linkcode PaneInfo.token}. */
+  token?: string | null;
+}
+
+/**
+ * How a backend proves that a live pane is the one a record names: the instance it reads
+ * ({@linkcode Backend.instance}), whose word a pane's pid is, and whether its ids alone are
+ * proof. Each backend declares it in its own folder; `lib/session/pane_proof.ts` applies it, and
+ * `docs/backends/<name>.md` ("What proves a pane is ours") says what it rests on.
+ */
+export interface Ownership {
+  /** What {@linkcode Backend.instance} names, for logs and `doctor`: "socket path, server pid and start time". */
+  readonly instance: string;
+  /**
+   * Whose word a pane's pid is. `multiplexer`: the multiplexer started that process itself and
+   * names it (tmux's `pane_pid`): a pid whose start stamp is the recorded one is the recorded
+   * program. `claimed`: another program's word (a pane provider), or the program's own (its
+   * environment): such a pid is signalled only while its environment carries the pane's spawn
+   * token. `none`: no pid is ever reported.
+   */
+  readonly pid: "multiplexer" | "claimed" | "none";
+  /**
+   * Pane ids are random and never handed out twice (cmux's surface UUIDs): a listed pane with the
+   * recorded id, on the recorded instance, is the recorded pane even where its program cannot
+   * be read. @default false
+   */
+  readonly uniqueIds?: boolean;
 }
 
 /** A layout request; `panes` are the panes muxbridge owns in the session loop. */
@@ -249,8 +310,24 @@ export interface Backend extends StatusPlace {
    * @throws {MuxError} `no_space`, `invalid_argument`, `command_failed`, `unparseable_output`…
    */
   spawn(req: SpawnRequest): Promise<SpawnedPane>;
+  /** How its panes are proven to be the ones recorded. */
+  readonly ownership: Ownership;
   /** Reports a pane, or `null` when it does not exist. */
   inspect(paneId: PaneId, signal?: AbortSignal): Promise<PaneInfo | null>;
+  /**
+   * The multiplexer instance it talks to now, or null when it cannot tell one from another.
+   *
+   * @throws {MuxError} when the multiplexer cannot be asked (the caller decides nothing then).
+   */
+  instance(signal?: AbortSignal): Promise<Instance | null>;
+  /**
+   * The program a pane runs, where {@linkcode Backend.inspect} does not show it at no extra cost
+   * (herdr asks for the pid, WezTerm reads the programs' environments): called only when
+   * ownership is decided (cleanup, adoption, `close`). Absent: `inspect` shows all there is.
+   *
+   * @throws {MuxError} when it cannot be read.
+   */
+  paneProgram?(paneId: PaneId, signal?: AbortSignal): Promise<PaneProgram>;
   /** Lists panes that carry muxbridge's ownership marks (empty where there are no marks). */
   listOwned(signal?: AbortSignal): Promise<PaneInfo[]>;
   /**

@@ -3,8 +3,10 @@
  * `Backend` interface and the `BackendModule` each `backends/<name>/mod.ts` exports), building one
  * from its module (`create_backend.ts`), hint texts that name the backends (`hints.ts`), a
  * failed doctor check (`failed_check.ts`), what a pane shows of its child (`pane_status.ts`),
- * which multiplexers the environment shows and which wins (`identity.ts`), and the token a pane's
- * program carries so that a spawn whose answer was lost can still be found (`spawn_token.ts`).
+ * which multiplexers the environment shows and which wins (`identity.ts`), the token a pane's
+ * program carries so that a spawn whose answer was lost can still be found (`spawn_token.ts`), and
+ * the multiplexer instance a pane opened on, as a record keeps it and compares it
+ * (`instance.ts`).
  * Choosing and building the backend a run uses is `select.ts`: it stands a floor up (it builds
  * backends from this folder) and nothing here imports it or re-exports it.
  *
@@ -27,4 +29,5 @@ export * from "./backend.ts";
 export * from "./create_backend.ts";
 export * from "./failed_check.ts";
 export * from "./hints.ts";
+export * from "./instance.ts";
 export * from "./pane_status.ts";

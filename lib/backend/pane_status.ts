@@ -9,12 +9,21 @@
 import type { PaneId, SessionId } from "../sys/validate.ts";
 
 /** The states a pane can show. */
-export const PANE_STATES = ["unknown", "busy", "retry", "idle", "error", "failed"] as const;
+export const PANE_STATES = [
+  "unknown",
+  "busy",
+  "retry",
+  "idle",
+  "error",
+  "waiting",
+  "failed",
+] as const;
 
 /**
  * A child's state: `busy` (working), `retry` (retrying a failed model request), `idle`, `error`
- * (OpenCode reported an error), `failed` (the pane's program failed and the pane is held to show
- * why), `unknown` (nothing heard yet).
+ * (OpenCode reported an error), `waiting` (a permission request or question of it waits for the
+ * user), `failed` (the pane's program failed and the pane is held to show why), `unknown`
+ * (nothing heard yet).
  */
 export type PaneState = typeof PANE_STATES[number];
 
@@ -24,6 +33,8 @@ export interface PaneStatus {
   readonly title: string;
   /** The child's state. */
   readonly state: PaneState;
+  /** For `waiting`: what the child asks the user for. */
+  readonly waitingFor?: "permission" | "question";
   /** For `retry`: the attempt (0: not known). */
   readonly attempt?: number;
   /** For `failed`: the exit code of the pane's program. */
@@ -50,6 +61,13 @@ export interface StatusPlace {
    * @throws {MuxError} `pane_not_found` when the pane is gone.
    */
   setStatus?(paneId: PaneId, status: PaneStatus, signal?: AbortSignal): Promise<void>;
+  /**
+   * Brings the pane in front of the user: its window (or tab) selected and the pane focused
+   * (`attention_focus`); absent where the multiplexer cannot focus a pane by id.
+   *
+   * @throws {MuxError} `pane_not_found` when the pane is gone.
+   */
+  focus?(paneId: PaneId, signal?: AbortSignal): Promise<void>;
   /**
    * Withdraws what the backend's status place says about a pane's child, before the pane closes
    * (herdr's `pane.release_agent`); nothing for a pane it never reported on.

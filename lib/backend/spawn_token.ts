@@ -83,3 +83,23 @@ export function carriesToken(command: string | undefined, token: string): boolea
   // The token is fixed-length hex: a longer run of hex after it would be another value.
   return at >= 0 && !/[0-9a-f]/.test(command.charAt(at + marker.length));
 }
+
+/**
+ * The spawn token a pane's start command (as the multiplexer shows it) carries, if any.
+ *
+ * @param command The start command text; undefined: not shown.
+ * @returns The token, null when the command carries none, undefined when there is no command.
+ *
+ * @example
+ * ```ts
+ * import { tokenIn } from "./spawn_token.ts";
+ * tokenIn("/bin/sh -c exec \"$@\" muxbridge-spawn=0123456789abcdef0123456789abcdef opencode");
+ * // "0123456789abcdef0123456789abcdef"
+ * tokenIn("bash"); // null
+ * ```
+ */
+export function tokenIn(command: string | undefined): string | null | undefined {
+  if (command === undefined) return undefined;
+  const m = /(?:^|[^0-9a-z-])muxbridge-spawn=([0-9a-f]{32})(?![0-9a-f])/.exec(command);
+  return m ? m[1] : null;
+}

@@ -20,6 +20,7 @@ import {
   SKIP_REASONS,
 } from "../session/events.ts";
 import { invalid, schemaError, sessionId } from "../opencode/_invalid.ts";
+import { attentionEventSchemas } from "../opencode/attention.ts";
 import { decodeEvent } from "../opencode/decode.ts";
 import type { DecodedEvent } from "../opencode/events.ts";
 import {
@@ -27,8 +28,10 @@ import {
   SessionIdleEventSchema,
   SessionInfoEventSchema,
   SessionStatusEventSchema,
+  V1_ATTENTION,
 } from "../opencode/v1/events.ts";
 import {
+  V2_ATTENTION,
   V2SessionCreatedSchema,
   V2SessionEventSchema,
   V2SessionRenamedSchema,
@@ -283,6 +286,8 @@ export function protocolJsonSchema(): Record<string, unknown> {
       SessionStatusEventSchema,
       SessionIdleEventSchema,
       SessionErrorEventSchema,
+      ...attentionEventSchemas(V1_ATTENTION),
+      ...attentionEventSchemas(V2_ATTENTION),
       V2SessionCreatedSchema,
       V2SessionRenamedSchema,
       V2SessionEventSchema,

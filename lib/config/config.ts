@@ -98,7 +98,21 @@ function coreShape(backends: readonly string[]) {
       "A pane whose program failed (opencode attach exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
     ),
     status_in_title: z.boolean().default(true).describe(
-      "The pane title starts with the child's live state: [busy], [retry N], [idle], [error]",
+      "The pane title starts with the child's live state: [busy], [retry N], [idle], [error], [needs you]",
+    ),
+    attention_bell: z.boolean().default(true).describe(
+      "A child's pane rings the terminal bell once when the child starts waiting for you (a permission request or a question), so the multiplexer marks it as configured",
+    ),
+    attention_focus: z.boolean().default(false).describe(
+      "When a child starts waiting for you, also bring its pane to the front (tmux, kitty; at most once a second across children)",
+    ),
+    attention_command: z.array(
+      z.string().min(1).max(4096).refine(
+        (v) => !v.includes("\0"),
+        "holds a NUL character",
+      ),
+    ).min(1).max(64).optional().describe(
+      'When a child starts waiting for you, also run this program, as argv and never through a shell, with the child\'s session id and pane title appended, e.g. ["notify-send", "OpenCode needs you"] (at most once a second across children; not settable by bridge.hello)',
     ),
     max_tracked_sessions: z.number().int().min(1).max(1_000_000).default(10_000).describe(
       "The most child sessions one bridge keeps track of; a new child beyond it gets no pane (pane.skipped, reason limit)",

@@ -23,13 +23,14 @@ const WHY: Readonly<Record<ExternalKind, string>> = {
 };
 
 /**
- * muxbridge's own keys a `bridge.hello` may not set, with why: the program panes run, where
- * pane records and logs are written. A backend's section declares its own
+ * muxbridge's own keys a `bridge.hello` may not set, with why: the programs panes and
+ * attention run, where pane records and logs are written. A backend's section declares its own
  * (`ConfigSection.external` of `lib/config/section.ts`); any key named `bin` or `command` in a section is
  * a program too, declared or not.
  */
 export const HELLO_FORBIDDEN: Readonly<Record<string, string>> = {
   opencode_bin: WHY.program,
+  attention_command: WHY.program,
   state_dir: "names where pane records are written and read",
   log_file: WHY.file,
 };

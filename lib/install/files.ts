@@ -10,8 +10,10 @@
 
 import {
   accessSync,
+  chmodSync,
   closeSync,
   constants,
+  copyFileSync,
   fsyncSync,
   lstatSync,
   mkdirSync,
@@ -111,6 +113,18 @@ export interface Files {
   removeTree(path: string): void;
   /** `path` with every link along it resolved; null when it does not exist. */
   realPath(path: string): string | null;
+
+  // What a binary run from a package manager's folder needs (`stable_binary.ts`): a copy.
+
+  /**
+   * Copies the file `from` to `to` atomically (a temporary file beside `to`, fsync, rename), with
+   * mode `mode`; folders missing above `to` are created private to this user (0700).
+   *
+   * @throws {MuxError} `write_failed`
+   */
+  copyAtomic(from: string, to: string, mode: number): void;
+  /** Whether two files hold the same bytes (false when either is missing). */
+  sameContent(a: string, b: string): boolean;
 }
 
 /** The errno of a failed `node:fs` call. */
@@ -233,6 +247,40 @@ export function createRealFiles(options: RealFilesOptions = {}): Files {
       }
     },
     ...folderFiles(),
+    ...copyFiles(),
+  };
+}
+
+/** The real versions of the copy operations. */
+function copyFiles(): Pick<Files, "copyAtomic" | "sameContent"> {
+  return {
+    copyAtomic(from, to, mode) {
+      const tmp = scratch(to);
+      try {
+        mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+        copyFileSync(from, tmp, constants.COPYFILE_EXCL);
+        chmodSync(tmp, mode);
+        const fd = openSync(tmp, constants.O_RDONLY);
+        try {
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(tmp, to);
+        syncFolder(dirname(to));
+      } catch (err) {
+        rmSync(tmp, { force: true });
+        throw failed("copy the binary to", to, err);
+      }
+    },
+    sameContent(a, b) {
+      try {
+        if (statSync(a).size !== statSync(b).size) return false;
+        return readFileSync(a).equals(readFileSync(b));
+      } catch {
+        return false;
+      }
+    },
   };
 }
 

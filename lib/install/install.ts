@@ -16,7 +16,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EnvLookup } from "../sys/env.ts";
 import { MuxError } from "../sys/errors.ts";
@@ -26,6 +26,7 @@ import { planV1Install, planV1Uninstall, v1Installed } from "./install_v1.ts";
 import { planV2Install, planV2Uninstall, v2Installed } from "./install_v2.ts";
 import { type JsoncNode, parseJsonc, plain, removeItems } from "./jsonc.ts";
 import { opencodeLocations } from "./locations.ts";
+import { stableBinDir, stableCommand } from "./stable_binary.ts";
 import { throughLinks } from "./through_links.ts";
 
 export { isMuxbridgePlugin, pluginVersion, readSidecar, type Sidecar } from "./plugin_files.ts";
@@ -75,7 +76,8 @@ export type Step =
   | { kind: "rmdir"; path: string }
   | { kind: "writeFolder"; path: string; files: Readonly<Record<string, string>>; mode: number }
   | { kind: "link"; path: string; target: string }
-  | { kind: "removeTree"; path: string };
+  | { kind: "removeTree"; path: string }
+  | { kind: "copy"; from: string; path: string; mode: number };
 
 /** What install or uninstall will do (and, once applied, did). */
 export interface Plan {
@@ -152,9 +154,14 @@ export function planInstall(deps: InstallDeps): Plan {
     return [{ path, target, note, text: removeItems(text, list, indexes), n: indexes.length }];
   });
 
-  for (const line of linesFor(deps, at)) {
-    if (line === "1.x") planV1Install(deps, at, plan);
-    else planV2Install(deps, at, plan);
+  // A binary in a package manager's folder is recorded as muxbridge's own copy, made first so
+  // that no recorded command ever names a missing file.
+  const stable = stableCommand(deps.self, deps.env);
+  if (stable.copy) planCopy(files, stable.copy, plan);
+  const recording = { ...deps, self: stable.command };
+  for (const line of linesFor(recording, at)) {
+    if (line === "1.x") planV1Install(recording, at, plan);
+    else planV2Install(recording, at, plan);
   }
   for (const edit of edits) {
     const mode = files.stat(edit.target)?.mode ?? 0o644;
@@ -181,6 +188,7 @@ export function planUninstall(deps: Pick<InstallDeps, "files" | "env">): Plan {
   const plan: Plan = { steps: [], changed: [], unchanged: [] };
   planV1Uninstall(deps, at, plan);
   planV2Uninstall(deps, at, plan);
+  planCopyUninstall(files, deps.env, plan);
   for (const path of at.configFiles) {
     const text = files.read(path);
     if (text === null) continue;
@@ -234,11 +242,55 @@ export function applyPlan(files: Files, plan: Plan): void {
       case "removeTree":
         files.removeTree(step.path);
         break;
+      case "copy":
+        files.copyAtomic(step.from, step.path, step.mode);
+        break;
       default: {
         const never: never = step;
         throw new TypeError(`Unknown step ${JSON.stringify(never)}`);
       }
     }
+  }
+}
+
+/** The copy of a binary run from a package manager's folder (`stable_binary.ts`). */
+function planCopy(files: Files, copy: { from: string; to: string }, plan: Plan): void {
+  const what = "muxbridge's own copy of the binary, which the plugin runs (the package " +
+    "manager's folder it ran from is pruned or replaced by it)";
+  if (files.sameContent(copy.from, copy.to) && files.isExecutable(copy.to)) {
+    plan.unchanged.push({ path: copy.to, action: "keep", what });
+    return;
+  }
+  plan.steps.push({ kind: "copy", from: copy.from, path: copy.to, mode: 0o755 });
+  plan.changed.push({
+    path: copy.to,
+    action: files.stat(copy.to) === null ? "write" : "replace",
+    what,
+  });
+}
+
+/** Removes the copy install made of a binary run from a package manager's folder. */
+function planCopyUninstall(files: Files, env: EnvLookup, plan: Plan): void {
+  let dir: string;
+  try {
+    dir = stableBinDir(env);
+  } catch {
+    return; // no HOME: install could not have made one
+  }
+  let removed = false;
+  for (const name of ["muxbridge", "muxbridge.exe"]) {
+    const path = join(dir, name);
+    if (files.stat(path)?.kind !== "file") continue;
+    removed = true;
+    plan.steps.push({ kind: "remove", path });
+    plan.changed.push({
+      path,
+      action: "remove",
+      what: "muxbridge's own copy of the binary (install made it from a package manager's folder)",
+    });
+  }
+  if (removed) {
+    plan.steps.push({ kind: "rmdir", path: dir }, { kind: "rmdir", path: dirname(dir) });
   }
 }
 

@@ -24,6 +24,7 @@ import {
 import { lineById, type LineId, lineOf, type OpencodeLine } from "./line.ts";
 import { V1, V1_HEALTH, v1Health } from "./v1/line.ts";
 import { V2_INFO, v2Health } from "./v2/line.ts";
+import type { ServerRequest } from "./pending.ts";
 
 export type { CallOptions, Fetch, ServerAuth } from "./_http.ts";
 
@@ -97,6 +98,24 @@ export interface LineClient {
    * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
    */
   session(id: string, options?: CallOptions): Promise<ServerSession | null>;
+  /**
+   * The requests open for the user (permission requests and questions) in the directory's
+   * instance (1.x: `GET /permission` and `GET /question`, `pending.ts`). A line without such
+   * lists leaves this out; null: the server answered 404 to them (it keeps none).
+   *
+   * @throws {MuxError} `server_unreachable`, `auth_failed`, `unparseable_output`.
+   */
+  pendingRequests?(options?: CallOptions): Promise<ServerRequest[] | null>;
+  /**
+   * Asks the server for what the line's pane program asks first and a fresh server is slow to
+   * load (1.x `opencode attach`: `GET /agent`, `/provider` and `/config/providers`, about ten
+   * seconds for the first request of a directory on a busy machine, a tenth of a second after),
+   * so that the first child's pane does not wait for it (`docs/attention.md`). The answers are
+   * dropped; a line with nothing to warm leaves this out.
+   *
+   * @throws {MuxError} `server_unreachable`, `auth_failed`.
+   */
+  warm?(options?: CallOptions): Promise<void>;
 }
 
 /** The client: one server's calls, on whichever line it runs. */
@@ -185,6 +204,12 @@ export function createOpencodeClient(options: OpencodeClientOptions): OpencodeCl
     },
     async session(id, call) {
       return await onLine(call, (r) => r.session(id, scope(call)));
+    },
+    async pendingRequests(call) {
+      return await onLine(call, (r) => r.pendingRequests?.(scope(call)) ?? Promise.resolve(null));
+    },
+    async warm(call) {
+      await onLine(call, (r) => r.warm?.(scope(call)) ?? Promise.resolve());
     },
   };
 }

@@ -11,8 +11,16 @@ import type { DecodedEvent } from "./events.ts";
 import { lineSpeaking, type OpencodeLine } from "./line.ts";
 import { V1 } from "./v1/line.ts";
 
-/** The event type prefixes muxbridge reads; every other event is ignored unread. */
-export const EVENT_PREFIXES: readonly string[] = ["session."];
+/**
+ * The event type prefixes muxbridge reads; every other event is ignored unread. `permission.`
+ * and `question.` carry the requests a child waits on the user for (`attention.ts`).
+ */
+export const EVENT_PREFIXES: readonly string[] = [
+  "session.",
+  "permission.",
+  "question.",
+  "form.",
+];
 
 /**
  * Whether muxbridge reads events of this type at all.

@@ -27,6 +27,41 @@ export interface SessionInfo {
 }
 
 /**
+ * What a child can wait on the user for: a `permission` request (a tool call the config says to
+ * ask about) or a `question` (OpenCode's question tool; a form on the 2.x line).
+ */
+export const ATTENTION_KINDS = ["permission", "question"] as const;
+
+/** What a child waits on the user for. */
+export type AttentionKind = typeof ATTENTION_KINDS[number];
+
+/**
+ * The form of a request id muxbridge keeps (`per_…`, `que_…`, `frm_…`): it is only ever a
+ * key, never an argument, but a line that names something else is refused where it is decoded.
+ */
+export const REQUEST_ID: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+
+/** One request a child waits on, as a server's list of pending requests names it. */
+export interface PendingRequest {
+  /** The session that asked, as the server wrote it (only ever compared with tracked ids). */
+  readonly sessionId: string;
+  /** The request's id (the same the asked and answered events carry). */
+  readonly requestId: string;
+  /** What it asks for. */
+  readonly kind: AttentionKind;
+}
+
+/**
+ * What a server's lists of pending requests said in one poll of one project directory: every
+ * request still waiting for the user there (`GET /permission` and `GET /question` on the 1.x
+ * line). Requests of sessions muxbridge does not track are left out by the loop.
+ */
+export interface PendingList {
+  /** The requests, in any order. */
+  readonly requests: readonly PendingRequest[];
+}
+
+/**
  * One fact about a session.
  *
  * - `created`/`updated`/`deleted`: the session as the event describes it (`updated` may change
@@ -36,6 +71,10 @@ export interface SessionInfo {
  *   both in one event, where 1.x sends `session.error` and then idle).
  * - `error`: the session's turn failed (a stop the user asked for is no error: it arrives as
  *   idle).
+ * - `attention`: a request for the user opened (`open`: asked) or ended (replied, rejected,
+ *   cancelled); the child waits while one is open (1.x: `permission.asked`/`replied`,
+ *   `question.asked`/`replied`/`rejected`; 2.x: `permission.asked`/`replied`,
+ *   `form.created`/`replied`/`cancelled`).
  */
 export type OpencodeEvent =
   | { kind: "created" | "updated" | "deleted"; info: SessionInfo }
@@ -46,7 +85,14 @@ export type OpencodeEvent =
     retry?: number;
     failed?: true;
   }
-  | { kind: "error"; sessionId: SessionId };
+  | { kind: "error"; sessionId: SessionId }
+  | {
+    kind: "attention";
+    sessionId: SessionId;
+    requestId: string;
+    what: AttentionKind;
+    open: boolean;
+  };
 
 /**
  * An event that cannot be used: `invalid_json` or `invalid_message`, with its message.

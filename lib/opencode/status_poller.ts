@@ -1,8 +1,9 @@
 /**
  * Status polling: while sessions are tracked, `GET /session/status` every `poll_interval_ms`
  * (one request per project directory: the status map is per instance, `docs/opencode.md`) and
- * report every tracked session as busy, idle or absent. Polls never overlap; with nothing
- * tracked no timer is armed and nothing is sent.
+ * report every tracked session as busy, idle or absent; beside it, where the client reads them,
+ * the requests open for the user in that directory (`pending.ts`). Polls never overlap; with
+ * nothing tracked no timer is armed and nothing is sent.
  *
  * A server that does not answer (or answers 401) produces no observations, so no decision is
  * made from it; polling backs off (doubling, capped) and says so once, and once again when the
@@ -15,6 +16,7 @@ import type { Clock, TimerId } from "../sys/clock.ts";
 import { toMuxError } from "../sys/errors.ts";
 import type { Logger } from "../sys/log.ts";
 import type { OpencodeClient } from "./client.ts";
+import type { ServerRequest } from "./pending.ts";
 
 /** One session to poll (`Id`: the caller's session id type, handed back as given). */
 export interface PollTarget<Id extends string = string> {
@@ -49,6 +51,16 @@ export interface StatusPollerDeps<Id extends string = string> {
    * `retry`: busy, retrying (the attempt, 0 when not said).
    */
   observe(sessionId: Id, status: PollStatus, at: number, retry?: number): void;
+  /**
+   * Receives the requests a directory's instance has open for the user, for the sessions polled
+   * there, when the client reads them (`OpencodeClient.pendingRequests`); nothing when it cannot
+   * (the server keeps no such lists, or did not answer).
+   */
+  observePending?(
+    sessionIds: readonly Id[],
+    requests: readonly ServerRequest[],
+    at: number,
+  ): void;
   /** The longest pause after failures. @default 30000 (never below the interval) */
   maxBackoffMs?: number;
   /** The most one request may take. @default min(2000, the interval) */
@@ -149,11 +161,23 @@ export class StatusPoller<Id extends string = string> {
     const abort = new AbortController();
     this.#inFlight = abort;
     const at = this.#deps.clock.now();
-    const timeoutMs = this.#deps.requestTimeoutMs ?? Math.min(2000, this.#deps.intervalMs);
+    const timeoutMs = this.#deps.requestTimeoutMs ??
+      Math.min(2000, this.#deps.intervalMs);
+    const pending = this.#deps.observePending ? client.pendingRequests : undefined;
     const results = await Promise.allSettled(
       [...byDir].map(async ([directory, ids]) => {
-        const map = await client.statusMap({ directory, signal: abort.signal, timeoutMs });
-        return { ids, map };
+        const call = { directory, signal: abort.signal, timeoutMs };
+        // The lists beside the status map: a failure of theirs costs the status nothing.
+        const [map, requests] = await Promise.all([
+          client.statusMap(call),
+          pending?.call(client, call).catch((err) => {
+            this.#deps.log.debug(
+              `cannot read the pending requests: ${(err as Error).message}`,
+            );
+            return null;
+          }) ?? null,
+        ]);
+        return { ids, map, requests };
       }),
     );
     if (this.#inFlight !== abort) return; // cancelled meanwhile: nothing is tracked any more
@@ -172,6 +196,9 @@ export class StatusPoller<Id extends string = string> {
         if (seen === undefined) this.#deps.observe(id, "absent", at);
         else if (seen.retry === undefined) this.#deps.observe(id, seen.status, at);
         else this.#deps.observe(id, seen.status, at, seen.retry);
+      }
+      if (r.value.requests) {
+        this.#deps.observePending?.(r.value.ids, r.value.requests, at);
       }
     }
     this.#account(client.url, answered, failure);

@@ -7,9 +7,13 @@
  *
  * Ownership needs a record: multiplexer marks (tmux pane options, kitty user vars) can be set by
  * any program that talks to the multiplexer, so a marked pane without a record is reported and
- * kept, never closed. The pane the caller runs in is never closed. Credentials go only to the
- * origin they were given for (`CleanupDeps.grant`): a record naming another server is asked
- * without them.
+ * kept, never closed. And a record needs the live pane to be provably the one it names
+ * (`pane_proof.ts`: the same multiplexer instance, the recorded program): a restarted server
+ * hands out the same ids again. A pane that is not provably the recorded one is left alone and
+ * its record retired (removed, logged with the reason); a record written before records named
+ * their instance is retired the same way, the log saying so once per pass. The pane the caller
+ * runs in is never closed. Credentials go only to the origin they were given for
+ * (`CleanupDeps.grant`): a record naming another server is asked without them.
  *
  * @module
  */
@@ -25,6 +29,8 @@ import { type CredentialGrant, credentialsFor } from "../opencode/origin.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import { ownerAlive, type Processes } from "../sys/processes.ts";
 import { isPending, type PendingRecord, resolveLostSpawn } from "./lost_spawns.ts";
+import { currentInstance } from "../backend/instance.ts";
+import { LEGACY_REASON, type PaneProof, provePane } from "./pane_proof.ts";
 
 /** One pane cleanup looked at, and what it decided. */
 export interface CleanupEntry {
@@ -44,6 +50,11 @@ export interface CleanupReport {
   closed: CleanupEntry[];
   /** Panes kept. */
   kept: CleanupEntry[];
+  /**
+   * Records retired: the live pane with the recorded id is not provably the recorded one (the
+   * reason says why); the pane was left alone and the record removed (in a dry run, would be).
+   */
+  retired: CleanupEntry[];
   /**
    * Of the kept panes, those of a dead owner whose session is busy: a bridge takes them over
    * (`SessionLoop.adopt`) so they close when the session goes idle.
@@ -66,6 +77,12 @@ export interface CleanupDeps {
   client(serverUrl: string, auth: Credentials | undefined): OpencodeClient | null;
   /** The credentials and the one server origin they were given for. */
   grant?: CredentialGrant;
+  /**
+   * The credentials an OpenCode 2.x service's own private state file gives for exactly this
+   * server's origin (a record of a 2.x pane names the service), for a record the grant does not
+   * cover.
+   */
+  serviceAuth?(serverUrl: string): Credentials | undefined;
   /** The panes the caller itself runs in (by backend); never closed. */
   callerPanes?: ReadonlyArray<{ backend: string; paneId: string }>;
   /** The clock. */
@@ -97,7 +114,7 @@ async function sessionVerdict(
   deps: CleanupDeps,
 ): Promise<Verdict> {
   if (!record.server) return { close: true, reason: "owner gone, no server recorded" };
-  const auth = credentialsFor(record.server, deps.grant);
+  const auth = credentialsFor(record.server, deps.grant) ?? deps.serviceAuth?.(record.server);
   const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
   // The status map and the lookup are per project directory (docs/opencode.md).
@@ -139,7 +156,7 @@ export async function runCleanup(
   deps: CleanupDeps,
   options: CleanupOptions,
 ): Promise<CleanupReport> {
-  const report: CleanupReport = { closed: [], kept: [], adoptable: [] };
+  const report: CleanupReport = { closed: [], kept: [], retired: [], adoptable: [] };
   const { records, corrupt } = deps.store.list();
   for (const c of corrupt) {
     deps.log.warn(`set aside unreadable record ${c.file}: ${c.reason}`);
@@ -151,6 +168,32 @@ export async function runCleanup(
   const forget = (record: PaneRecord) => {
     deps.store.remove(record.backend, record.paneId);
     if (record.token !== undefined) deps.store.removeExit(record.token);
+  };
+  // One reading of each backend's instance per pass, however many records name it.
+  const instances = new Map<Backend, ReturnType<typeof currentInstance>>();
+  const instanceOf = (backend: Backend) => {
+    let read = instances.get(backend);
+    if (!read) instances.set(backend, read = currentInstance(backend, deps.processes));
+    return read;
+  };
+  const legacy: CleanupEntry[] = [];
+  const retire = (record: PaneRecord, proof: Extract<PaneProof, { proven: false }>) => {
+    const entry = {
+      paneId: record.paneId,
+      backend: record.backend,
+      sessionId: record.sessionId,
+      reason: proof.reason,
+    };
+    if (!options.dryRun) forget(record);
+    report.retired.push(entry);
+    if (proof.legacy) legacy.push(entry);
+    else {
+      deps.log.warn(
+        `left ${entry.backend} pane ${entry.paneId} alone and ${
+          options.dryRun ? "would retire" : "retired"
+        } its record (${entry.sessionId}): ${entry.reason}`,
+      );
+    }
   };
   const decide = async (record: PaneRecord) => {
     const entry = { paneId: record.paneId, backend: record.backend, sessionId: record.sessionId };
@@ -183,6 +226,7 @@ export async function runCleanup(
         processes: deps.processes,
         pid: record.pid,
         pidStart: record.pidStart,
+        token: record.token,
         interrupt: interruptOf(record),
       });
     if (info === null) {
@@ -198,6 +242,17 @@ export async function runCleanup(
       report.closed.push({ ...entry, reason: "already gone" });
       return;
     }
+    // The id exists; whether it is still the pane this record names is another question.
+    let proof: PaneProof;
+    try {
+      proof = await provePane(backend, record, info, {
+        processes: deps.processes,
+        instance: () => instanceOf(backend),
+      });
+    } catch (err) {
+      return keep(`cannot tell whether the pane is the recorded one: ${toMuxError(err).message}`);
+    }
+    if (!proof.proven) return retire(record, proof);
     const verdict = await sessionVerdict(record, deps);
     if (!verdict.close) {
       if (verdict.busy) report.adoptable.push({ record, ...verdict.busy });
@@ -221,6 +276,15 @@ export async function runCleanup(
     }
     seen.add(`${record.backend}\0${record.paneId}`);
     await decide(record);
+  }
+  if (legacy.length > 0) {
+    deps.log.warn(
+      `left ${legacy.length} pane(s) alone and ${
+        options.dryRun ? "would retire" : "retired"
+      } their records (${
+        legacy.map((e) => `${e.backend} ${e.paneId}`).join(", ")
+      }): ${LEGACY_REASON}`,
+    );
   }
   // Panes that carry marks but no record: marks are hints anyone on the multiplexer can set,
   // never proof of ownership. Reported, never closed.

@@ -12,6 +12,7 @@ import { type Clock, waitFor } from "../sys/clock.ts";
 import { isMuxError, MuxError } from "../sys/errors.ts";
 import type { Processes } from "../sys/processes.ts";
 import type { PaneId } from "../sys/validate.ts";
+import { carriesToken, recordedProgram } from "./pane_proof.ts";
 
 /** Options of {@linkcode closePane}. */
 export interface ClosePaneOptions {
@@ -38,6 +39,12 @@ export interface ClosePaneOptions {
    * so a pid the system has since reused is never signalled.
    */
   pidStart?: string;
+  /**
+   * The pane's spawn token. Where the backend's pids are another program's word
+   * (`ownership.pid` is not `multiplexer`: a pane provider), a process is signalled only while
+   * its environment carries this token; without it, none is.
+   */
+  token?: string;
   /**
    * How the pane's program is interrupted (the pane's OpenCode line decides:
    * {@linkcode OpencodeLine.interrupt}): `key` types Ctrl+C into the pane; `signal` sends
@@ -108,20 +115,26 @@ export async function closePane(
   paneId: PaneId,
   options: ClosePaneOptions,
 ): Promise<ClosePaneResult> {
-  const { clock, processes } = options;
+  const { clock, processes, token } = options;
+  // A pid that is the multiplexer's word names the program it started; any other pid (a pane
+  // provider's) is only the program's once its environment carries the pane's token.
+  const claimed = backend.ownership.pid !== "multiplexer";
+  const provable = (pid: number) =>
+    !claimed || (token !== undefined && carriesToken(processes!, pid, token));
   // The recorded program, when it is still the one recorded and runs: it stands for the pane.
-  const recorded = processes && options.pid !== undefined && options.pidStart !== undefined &&
-      processes.alive(options.pid) && processes.startTime(options.pid) === options.pidStart
-    ? { pid: options.pid, start: options.pidStart as string | undefined }
-    : undefined;
+  const recorded: { pid: number; start: string | undefined } | undefined = processes &&
+    recordedProgram(backend, options, processes);
   const before = recorded ? undefined : await backend.inspect(paneId, options.signal);
   // The program to check afterwards. A live pane's pid is current: read its start stamp now.
   // A dead (held) pane's pid is stale and a gone pane has none, so only the recorded pid and
   // stamp can be trusted for them.
   let program = recorded;
-  if (!program && before?.pid !== undefined && !before.dead) {
-    program = { pid: before.pid, start: processes?.startTime(before.pid) };
-  } else if (!program && options.pid !== undefined && options.pidStart !== undefined) {
+  if (!program && before?.pid !== undefined && !before.dead && processes && provable(before.pid)) {
+    program = { pid: before.pid, start: processes.startTime(before.pid) };
+  } else if (
+    !program && options.pid !== undefined && options.pidStart !== undefined &&
+    (!claimed || token !== undefined)
+  ) {
     program = { pid: options.pid, start: options.pidStart };
   }
   const survivor = async () =>
@@ -132,6 +145,8 @@ export async function closePane(
         clock,
         options.survivorGraceMs ?? options.graceMs,
         program.start,
+        // A claimed program's leftovers are ended one by one, each only while it carries the token.
+        claimed ? token : undefined,
       )
       : false;
   if (before === null) {
@@ -181,7 +196,11 @@ export async function closePane(
     // process group or session with no live member gains none (only a member can fork into it).
     // So it is looked for while the kill runs, not after it (the kill's process is started by
     // now): one scan of the process table off the close's critical path.
-    if (recorded && !ran && survivorsOf(processes!, recorded.pid, recorded.start).length === 0) {
+    if (
+      recorded && !ran &&
+      survivorsOf(processes!, recorded.pid, recorded.start, claimed ? token : undefined)
+          .length === 0
+    ) {
       program = undefined;
     }
     killed = !(await killing) && ran;
@@ -214,8 +233,16 @@ export async function closePane(
  * @param start The program's start stamp when it was known good; undefined: no check possible.
  * @returns The pids to end, or none.
  */
-function survivorsOf(processes: Processes, pid: number, start?: string): number[] {
+function survivorsOf(
+  processes: Processes,
+  pid: number,
+  start?: string,
+  token?: string,
+): number[] {
   if (!Number.isInteger(pid) || pid <= 1) return [];
+  if (token !== undefined) {
+    return processes.members(pid).filter((p) => carriesToken(processes, p, token));
+  }
   // Reused: the pid names a process whose start stamp is another. A leader that has just ended
   // is not reused (its stamp is unreadable): its group's members are still the program's.
   const reused = () => {
@@ -245,6 +272,8 @@ function survivorsOf(processes: Processes, pid: number, start?: string): number[
  * @param clock The clock.
  * @param graceMs The most to wait before SIGKILL (`survivor_grace_ms`; at least 100 ms).
  * @param start The leader's start stamp when it was known good; undefined: no check possible.
+ * @param token Only processes whose environment carries this spawn token are signalled, each
+ *   on its own (no group signal): for a pid that is another program's word (a pane provider's).
  * @returns Whether something had survived and was signalled.
  * @throws {MuxError} `close_unverified` when a process is still there after SIGKILL.
  */
@@ -254,9 +283,10 @@ export async function terminateSurvivor(
   clock: Clock,
   graceMs: number,
   start?: string,
+  token?: string,
 ): Promise<boolean> {
   if (!Number.isInteger(pid) || pid <= 1) return false;
-  const survivors = () => survivorsOf(processes, pid, start);
+  const survivors = () => survivorsOf(processes, pid, start, token);
   const ended = (ms: number) =>
     waitFor(clock, () => survivors().length === 0, {
       deadline: clock.now() + ms,
@@ -266,8 +296,10 @@ export async function terminateSurvivor(
   const send = (sig: "SIGTERM" | "SIGKILL") => {
     const members = survivors();
     if (members.length === 0) return;
-    processes.signal(pid, sig, true);
-    for (const member of members) if (member !== pid) processes.signal(member, sig, false);
+    if (token === undefined) processes.signal(pid, sig, true);
+    for (const member of members) {
+      if (member !== pid || token !== undefined) processes.signal(member, sig, false);
+    }
   };
   // The pane's close delivers SIGHUP; give the program a moment to act on it first.
   if (await ended(Math.min(graceMs, 100))) return false;

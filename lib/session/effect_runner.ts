@@ -8,6 +8,7 @@
  */
 
 import type { SessionId } from "../sys/validate.ts";
+import { Attender } from "./attend.ts";
 import { LayoutDebouncer } from "./layout_debouncer.ts";
 import { sweepLostSpawns } from "./lost_spawns.ts";
 import type { Effect, MachineEvent } from "./machine/mod.ts";
@@ -45,6 +46,7 @@ export class EffectRunner {
   readonly #sweeps: SerialQueue;
   readonly #layout: LayoutDebouncer;
   readonly #watch: PaneWatch;
+  readonly #attender: Attender;
   /** Programs that outlived a gone pane, still being ended. */
   readonly #reaping = new Set<Promise<void>>();
   #closedAtShutdown = 0;
@@ -57,6 +59,7 @@ export class EffectRunner {
   constructor(deps: EffectRunnerDeps) {
     this.#deps = deps;
     const { clock, log, processes } = deps.env().deps;
+    this.#attender = new Attender(() => deps.env());
     this.#queue = new SerialQueue((err) => this.#internal(err));
     this.#sweeps = new SerialQueue((err) => this.#internal(err));
     this.#layout = new LayoutDebouncer({
@@ -136,6 +139,9 @@ export class EffectRunner {
         return this.#reap(endSurvivor(session, effect.paneId, env));
       case "watch":
         return this.#watch.ensure();
+      case "attend":
+        return void this.#attender.attend(session, effect.paneId, effect.what)
+          .catch((err) => this.#internal(err));
       default: {
         const never: never = effect;
         throw new TypeError(`Unknown effect ${JSON.stringify(never)}`);

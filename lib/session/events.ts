@@ -10,10 +10,24 @@
 import type { OpencodeEvent } from "../opencode/events.ts";
 import type { SessionId } from "../sys/validate.ts";
 
-export type { SessionInfo } from "../opencode/events.ts";
+export type {
+  AttentionKind,
+  PendingList,
+  PendingRequest,
+  SessionInfo,
+} from "../opencode/events.ts";
+export { ATTENTION_KINDS, REQUEST_ID } from "../opencode/events.ts";
 
 /** Why a pane closed. */
-export const CLOSE_REASONS = ["idle", "deleted", "shutdown", "orphan", "gone", "failed"] as const;
+export const CLOSE_REASONS = [
+  "idle",
+  "deleted",
+  "shutdown",
+  "orphan",
+  "gone",
+  "failed",
+  "restart",
+] as const;
 
 /** A close reason. */
 export type CloseReason = typeof CLOSE_REASONS[number];

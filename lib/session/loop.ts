@@ -6,7 +6,8 @@
  *
  * Beside the sessions it holds only what serves them all: its context and config (a
  * `bridge.hello` replaces them: `loop_config.ts` says when each key takes effect), the server
- * client and, with a client factory (`deps.server`), the status poller.
+ * client and, with a client factory (`deps.server`), the status poller and the warm-up of what
+ * `opencode attach` asks the server first.
  *
  * @module
  */
@@ -17,7 +18,7 @@ import { originOf } from "../opencode/origin.ts";
 import { StatusPoller } from "../opencode/status_poller.ts";
 import { agentOf, cleanTitle, type SessionId } from "../sys/validate.ts";
 import { EffectRunner } from "./effect_runner.ts";
-import type { LoopInput } from "./events.ts";
+import { type AttentionKind, type LoopInput, type PendingList, REQUEST_ID } from "./events.ts";
 import { describeConfigChange, machineConfig } from "./loop_config.ts";
 import {
   admissions,
@@ -45,6 +46,9 @@ import {
 export type { LoopInput } from "./events.ts";
 export type { LoopContext, SessionLoopDeps } from "./session.ts";
 
+/** The most a warm-up request may take (a fresh server on a busy machine: about ten seconds). */
+const WARM_TIMEOUT_MS = 60_000;
+
 /** Session status as a server poll reports it. */
 export type PolledStatus = "busy" | "running" | "idle" | "absent" | "unknown";
 
@@ -58,13 +62,17 @@ export class SessionLoop {
   readonly #sessions = new Map<SessionId, Session>();
   readonly #effects: EffectRunner;
   readonly #poller: StatusPoller<SessionId> | null = null;
-  #client: { key: string; client: OpencodeClient } | null = null;
+  #client: { key: string; url: string; password: string; client: OpencodeClient } | null = null;
   /** The sessions this bridge's TUI showed (`scope: "tui"`: their children are this bridge's). */
   readonly #views = new Views();
   /** Server versions already read, by server URL. */
   readonly #versions = new Map<string, string | null>();
   #shuttingDown = false;
   #admitting = false;
+  /** Servers and directories warmed for `opencode attach`, or being warmed (`#warm`). */
+  readonly #warmed = new Set<string>();
+  /** Ends the warm-ups in flight at shutdown. */
+  readonly #warming = new AbortController();
   #settled: Array<() => void> = [];
 
   /**
@@ -100,8 +108,10 @@ export class SessionLoop {
           ),
         client: () => this.#serverClient(),
         observe: (id, status, at, retry) => this.observe(id, status, at, retry),
+        observePending: (ids, requests, at) => this.observePending(ids, { requests }, at),
       });
     }
+    this.#warm(ctx.directory);
   }
 
   /**
@@ -123,6 +133,7 @@ export class SessionLoop {
     this.#config = config;
     this.#machine = machineConfig(config, this.#deps.server !== undefined, ctx.backend);
     this.#poller?.update();
+    this.#warm(ctx.directory);
     // A higher (or no) max_panes frees places for the children already queued.
     this.#admit();
   }
@@ -179,7 +190,10 @@ export class SessionLoop {
             ...(agent === undefined ? {} : { agent }),
           });
         }
-        if (input.kind === "created") this.#feed(info.id, { type: "created" });
+        if (input.kind === "created") {
+          this.#warm(directoryOf(this.#sessions.get(info.id)!.record, this.#env()));
+          this.#feed(info.id, { type: "created" });
+        }
         return;
       }
       case "deleted":
@@ -199,6 +213,13 @@ export class SessionLoop {
         return this.#feedKnown(input.sessionId, { type: "error" });
       case "job":
         return this.#feedKnown(input.sessionId, { type: "job", running: input.running });
+      case "attention":
+        return this.#feedKnown(input.sessionId, {
+          type: "attention",
+          requestId: input.requestId,
+          what: input.what,
+          open: input.open,
+        });
       default: {
         const never: never = input;
         throw new TypeError(`Unknown loop input ${JSON.stringify(never)}`);
@@ -261,6 +282,33 @@ export class SessionLoop {
   }
 
   /**
+   * Applies what a server's lists of pending requests said, to the sessions polled with them:
+   * each one's open requests become the ones the lists name (none: it waits for nothing). A
+   * request whose id is not of the expected form is left out.
+   *
+   * @param sessionIds The sessions polled in the lists' directory.
+   * @param list The requests (the server's strings; those of other sessions are ignored).
+   * @param at When the lists were asked for; older than the last attention event: ignored.
+   */
+  observePending(
+    sessionIds: readonly SessionId[],
+    list: PendingList,
+    at: number = this.#deps.clock.now(),
+  ): void {
+    if (this.#shuttingDown) return;
+    const bySession = new Map<string, Array<{ id: string; what: AttentionKind }>>();
+    for (const r of list.requests) {
+      if (!REQUEST_ID.test(r.requestId)) continue;
+      const of = bySession.get(r.sessionId) ?? [];
+      of.push({ id: r.requestId, what: r.kind });
+      bySession.set(r.sessionId, of);
+    }
+    for (const id of sessionIds) {
+      this.#feed(id, { type: "pending", requests: bySession.get(id) ?? [], at });
+    }
+  }
+
+  /**
    * Ends the loop: closes every owned pane (unless `closePanes` is false), waits for operations
    * in flight, and stops all timers.
    *
@@ -270,6 +318,7 @@ export class SessionLoop {
   async shutdown(closePanes: boolean): Promise<number> {
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
+      this.#warming.abort();
       for (const id of this.#views.all()) this.#release(id);
       this.#poller?.stop();
       this.#effects.stop();
@@ -351,6 +400,30 @@ export class SessionLoop {
     });
   }
 
+  /**
+   * Has the server load what `opencode attach` asks for first (`OpencodeClient.warm`), once per
+   * server and directory, in the background: a fresh server takes seconds to answer those the
+   * first time, and the first child's pane would wait for them. A failure is retried at the
+   * next chance (a later `bridge.hello` or child).
+   */
+  #warm(directory: string): void {
+    if (this.#shuttingDown) return;
+    const client = this.#serverClient();
+    if (!client?.warm) return;
+    const key = `${client.url}\0${directory}`;
+    if (this.#warmed.has(key)) return;
+    this.#warmed.add(key);
+    const { clock, log } = this.#deps;
+    const t0 = clock.now();
+    client.warm({ directory, signal: this.#warming.signal, timeoutMs: WARM_TIMEOUT_MS }).then(
+      () => log.debug(`warmed ${client.url} for ${directory} in ${clock.now() - t0} ms`),
+      (err) => {
+        this.#warmed.delete(key);
+        log.debug(`cannot warm ${client.url} for ${directory}: ${(err as Error).message}`);
+      },
+    );
+  }
+
   #feedKnown(id: SessionId, event: MachineEvent): void {
     if (!this.#sessions.has(id)) {
       this.#deps.log.debug(`ignoring ${event.type} for untracked session ${id}`);
@@ -415,7 +488,20 @@ export class SessionLoop {
       auth?.password ?? ""
     }`;
     if (this.#client?.key !== key) {
-      this.#client = { key, client: this.#deps.server(serverUrl, auth, this.#ctx.line) };
+      const before = this.#client;
+      this.#client = {
+        key,
+        url: serverUrl,
+        password: auth?.password ?? "",
+        client: this.#deps.server(serverUrl, auth, this.#ctx.line),
+      };
+      // The same server with another password: the panes' programs hold the old one.
+      if (before && before.url === serverUrl && before.password !== (auth?.password ?? "")) {
+        this.#deps.log.info(`the credentials for ${serverUrl} changed: its panes are restarted`);
+        queueMicrotask(() => {
+          for (const s of this.#all()) if (s.pane) this.#feed(s.record.id, { type: "stale" });
+        });
+      }
     }
     return this.#client.client;
   }

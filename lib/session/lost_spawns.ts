@@ -27,6 +27,7 @@ import type { Processes } from "../sys/processes.ts";
 import { newSpawnToken } from "../backend/spawn_token.ts";
 import { validatePaneId } from "../sys/validate.ts";
 import { closePane } from "./close_pane.ts";
+import { currentInstance, type RecordedInstance } from "../backend/instance.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 
 /** A pending record: a spawn in flight, or one whose answer was lost. */
@@ -113,11 +114,15 @@ export function mayStillAppear(err: unknown): boolean {
 
 /** What {@linkcode spawnRecorded} returns. */
 export type RecordedSpawn =
-  /** The pane opened; the caller records it, then removes `pending`. */
+  /**
+   * The pane opened; the caller records it with `instance` (the multiplexer instance it opened
+   * on, null when the backend could not tell), then removes `pending`.
+   */
   | {
     readonly ok: true;
     readonly pane: SpawnedPane;
     readonly pending: PendingRecord;
+    readonly instance: RecordedInstance | null;
   }
   /**
    * The spawn failed with `error`; `outcome` says what the immediate look found. A record that
@@ -164,11 +169,25 @@ export async function spawnRecorded(
     // process still holds the token and resolves a failure below.
     deps.log.warn(`cannot record spawn of ${fields.sessionId}: ${(err as Error).message}`);
   }
+  // The spawn goes first (a provider may answer one request at a time); the instance the pane
+  // opens on is read beside it (a tmux server is asked once, then only looked up in the process
+  // table: `currentInstance`).
+  const spawning = backend.spawn({ ...req, token });
+  const instance = currentInstance(backend, deps.processes, req.signal).catch((err) => {
+    deps.log.warn(
+      `${fields.sessionId}: cannot tell which ${backend.name} instance the pane opens on (${
+        (err as Error).message
+      }); a later cleanup will leave it alone`,
+    );
+    return null;
+  });
   try {
     // The pane id is a PaneId already: the backend made it from its multiplexer's answer, in
     // its own form (`checkPaneId`).
-    return { ok: true, pane: await backend.spawn({ ...req, token }), pending };
+    const pane = await spawning;
+    return { ok: true, pane, pending, instance: await instance };
   } catch (error) {
+    await instance;
     if (!mayStillAppear(error)) {
       forgetRecord(pending, deps);
       return { ok: false, error, outcome: { kind: "none", kept: false }, pending };
@@ -228,6 +247,7 @@ export async function resolveLostSpawn(
         ...(deps.survivorGraceMs === undefined ? {} : { survivorGraceMs: deps.survivorGraceMs }),
         clock: deps.clock,
         processes: deps.processes,
+        token: record.token,
       });
       closed.push(pane.paneId);
     } catch (err) {

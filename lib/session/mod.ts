@@ -12,7 +12,9 @@
  *   and when a new one applies; `pane_program.ts`: the start command a pane runs (it holds a
  *   failed pane and reports the failure).
  * - `close_pane.ts`, `lost_spawns.ts`, `pane_store.ts`, `cleanup.ts`: closing, spawning and
- *   recording panes, shared with `muxbridge close`, `spawn`, `list` and `cleanup`.
+ *   recording panes, shared with `muxbridge close`, `spawn`, `list` and `cleanup`;
+ *   `pane_proof.ts`: whether a live pane is provably the one a record names (before cleanup,
+ *   adoption or `close` act on it).
  *
  * May import: `lib/opencode/`, the backend contract (`lib/backend/`, with its spawn token),
  * `lib/config/` and `lib/sys/`.
@@ -33,3 +35,4 @@ export { closePane, terminateSurvivor } from "./close_pane.ts";
 export { isPending, spawnRecorded } from "./lost_spawns.ts";
 export { createPaneStore, type PaneStore } from "./pane_store.ts";
 export { type CleanupReport, runCleanup } from "./cleanup.ts";
+export { type PaneProof, provePane } from "./pane_proof.ts";

@@ -17,7 +17,7 @@ import { validateDirectory } from "../sys/validate.ts";
 import type { SkipReason } from "./events.ts";
 import { type LostSpawn, spawnRecorded } from "./lost_spawns.ts";
 import { type MachineEvent, type SessionRecord, viewOf } from "./machine/mod.ts";
-import { holdArgv } from "./pane_program.ts";
+import { attachingLine, holdArgv } from "./pane_program.ts";
 import { paneStatus, recordStatus } from "./pane_status.ts";
 import type { LoopEnv, PaneHandle } from "./session.ts";
 
@@ -162,8 +162,8 @@ export interface Opened {
 /**
  * Spawns a child's pane, its pending record written first (`spawnRecorded`). The pane opens
  * with its title and live-state marker as they are now, and runs the attach command inside the
- * start command that holds it on a failure (`pane_program.ts`), whose exit file is named by the
- * spawn token.
+ * start command that names the child until the attach command draws and holds the pane on a
+ * failure (`pane_program.ts`), whose exit file is named by the spawn token.
  *
  * @param record The child (opening).
  * @param env The loop's context and deps.
@@ -203,6 +203,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
     slackMs: env.config.poll_interval_ms,
     ...(exitFile === undefined ? {} : { exitFile }),
     ownsTitle: backend.capabilities.title,
+    banner: attachingLine(record.title, record.id, ctx.serverUrl!),
   });
   const spawned = await spawnRecorded(
     backend,
@@ -236,7 +237,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
       ...(lost ? { lost: { backend, record: pending } } : {}),
     };
   }
-  const { pane, pending } = spawned;
+  const { pane, pending, instance } = spawned;
   const { paneId } = pane;
   return {
     event: {
@@ -255,6 +256,7 @@ export async function openPane(record: SessionRecord, env: LoopEnv): Promise<Ope
         backend: backend.name,
         openedAt: openedAt(),
         token,
+        ...(instance ? { instance } : {}),
         status: recordStatus(view),
         ...programOf(deps.processes, pane.pid),
       },

@@ -56,6 +56,7 @@ export async function closeSessionPane(
       processes: env.deps.processes,
       pid: handle?.record.pid,
       pidStart: handle?.record.pidStart,
+      token: handle?.record.token,
       interrupt: interruptOf(handle?.record),
     });
     env.deps.log.debug(`${id}: closed ${paneId} (${reason}) ${JSON.stringify(result)}`);
@@ -116,10 +117,21 @@ export async function recheckSession(record: SessionRecord, env: LoopEnv): Promi
 export function endSurvivor(session: Session, paneId: PaneId, env: LoopEnv): Promise<void> | null {
   const pane = session.pane?.record;
   if (pane?.paneId !== paneId || pane.pid === undefined) return null;
-  const { pid, pidStart } = pane;
+  const { pid, pidStart, token } = pane;
+  // A pid that is not the multiplexer's word (a pane provider's) is only ended with the token.
+  const claimed = session.pane!.backend.ownership.pid !== "multiplexer";
+  if (claimed && token === undefined) return null;
   const id = session.record.id;
   const { deps } = env;
-  return terminateSurvivor(deps.processes, pid, deps.clock, env.config.survivor_grace_ms, pidStart)
+  const grace = env.config.survivor_grace_ms;
+  return terminateSurvivor(
+    deps.processes,
+    pid,
+    deps.clock,
+    grace,
+    pidStart,
+    claimed ? token : undefined,
+  )
     .then((ended) => {
       if (ended) deps.log.info(`${id}: ended pid ${pid}, which outlived pane ${paneId}`);
     }, (err) => deps.log.warn(`${id}: ${(err as Error).message}`));

@@ -24,6 +24,7 @@ export function recordStatus(view: PaneView): NonNullable<PaneRecord["status"]> 
   return {
     state: view.state,
     since: new Date(view.since).toISOString(),
+    ...(view.waitingFor === undefined ? {} : { waitingFor: view.waitingFor }),
     ...(view.attempt === undefined ? {} : { attempt: view.attempt }),
     ...(view.exitCode === undefined ? {} : { exitCode: view.exitCode }),
   };
@@ -41,6 +42,7 @@ export function paneStatus(view: PaneView, sessionId: SessionId): PaneStatus {
     title: view.title,
     state: view.state,
     sessionId,
+    ...(view.waitingFor === undefined ? {} : { waitingFor: view.waitingFor }),
     ...(view.attempt === undefined ? {} : { attempt: view.attempt }),
     ...(view.exitCode === undefined ? {} : { exitCode: view.exitCode }),
   };

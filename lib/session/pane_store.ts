@@ -48,7 +48,15 @@ const safeText = (max: number) =>
   z.string().max(max).refine((v) => !hasUnsafeChars(v), "holds control or format characters");
 
 /** The live states a record may show. */
-export const PANE_STATES = ["unknown", "busy", "retry", "idle", "error", "failed"] as const;
+export const PANE_STATES = [
+  "unknown",
+  "busy",
+  "retry",
+  "idle",
+  "error",
+  "waiting",
+  "failed",
+] as const;
 
 /**
  * The child's live state in a pane's record (written at most once a second per pane, with the
@@ -62,9 +70,30 @@ export const PaneStatusSchema = z.strictObject({
   attempt: z.number().int().min(0).max(1_000_000).optional().describe(
     "For retry: the attempt (0: not known)",
   ),
+  waitingFor: z.enum(["permission", "question"]).optional().describe(
+    "For waiting: what the child asks the user for",
+  ),
   exitCode: z.number().int().min(1).max(255).optional().describe(
     "For failed: the exit code of the pane's program",
   ),
+});
+
+/**
+ * The multiplexer instance a pane was opened on (`lib/backend/instance.ts`): a pane id means
+ * something only together with it.
+ *
+ * @internal
+ */
+export const InstanceSchema = z.strictObject({
+  address: z.string().min(1).max(1024).refine((v) => !hasUnsafeChars(v), "holds control characters")
+    .describe("Where it is reached: socket, listen address, session"),
+  pid: z.number().int().min(1).max(2 ** 22).optional().describe("Its server's pid"),
+  pidStart: z.string().regex(/^\d{1,20}$/).optional().describe("That pid's start stamp"),
+  startedAt: z.tuple([
+    z.number().int().min(0).max(2 ** 40),
+    z.number().int().min(0).max(2 ** 40),
+  ]).optional().describe("When its server started: earliest and latest second since the epoch"),
+  stamp: safeText(256).optional().describe("What else tells it from a later one (opaque)"),
 });
 
 /**
@@ -104,6 +133,9 @@ export const PaneRecordSchema = z.strictObject({
   ),
   pidStart: z.string().regex(/^\d{1,20}$/).optional().describe(
     "Start stamp of pid when the pane opened; a pid whose stamp differs is never signalled",
+  ),
+  instance: InstanceSchema.optional().describe(
+    "The multiplexer instance the pane was opened on; absent in records written before muxbridge recorded instances, which are retired, never acted on",
   ),
   stuck: z.boolean().optional().describe("Every close attempt failed"),
   state: z.literal("pending").optional().describe(

@@ -4,7 +4,9 @@
  * ended while the pane stays (remain-on-exit), is reported gone; what is left of a dead pane is
  * closed first. A pane whose program reported a failed exit (its start command writes the code
  * to a private file named by the spawn token, `pane_program.ts`) is reported `exited`, held or
- * gone. Each tick also looks again for the panes of failed spawns.
+ * gone. A pane whose id now shows another spawn token (or none, where the backend reads them)
+ * is another program's pane, after a restart of the multiplexer: reported gone, never closed.
+ * Each tick also looks again for the panes of failed spawns.
  *
  * @module
  */
@@ -179,6 +181,14 @@ export class PaneWatch {
     try {
       const info = await backend.inspect(paneId);
       if (info === null) return this.#went(pane);
+      if (pane.token !== undefined && info.token !== undefined && info.token !== pane.token) {
+        // Another program in a pane with this id: a restarted multiplexer handed the id out
+        // again. Muxbridge's pane is gone; this one is left alone.
+        this.#deps.log.warn(
+          `pane ${paneId} now runs a program muxbridge did not start (the multiplexer was restarted?): its pane is gone, this one is left alone`,
+        );
+        return this.#went(pane);
+      }
       if (info.dead) {
         // Its program exited but the pane stays (remain-on-exit): close what is left.
         await closePane(backend, paneId, {
@@ -187,6 +197,7 @@ export class PaneWatch {
           processes: this.#deps.processes,
           pid: pane.pid,
           pidStart: pane.pidStart,
+          token: pane.token,
         });
         return this.#went(pane);
       }

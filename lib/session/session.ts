@@ -11,10 +11,12 @@ import type { Credentials } from "../opencode/credentials.ts";
 import type { LineId } from "../opencode/line.ts";
 import type { OpencodeClient } from "../opencode/client.ts";
 import type { Clock, TimerId } from "../sys/clock.ts";
+import type { Runner } from "../sys/exec.ts";
 import type { Logger } from "../sys/log.ts";
 import type { Processes } from "../sys/processes.ts";
 import type { PaneMessage, SkipReason } from "./events.ts";
 import type { LostSpawn } from "./lost_spawns.ts";
+import type { PaneBell } from "./pane_bell.ts";
 import type { SessionRecord } from "./machine/mod.ts";
 import type { PaneRecord, PaneStore } from "./pane_store.ts";
 import type { Claims } from "./views.ts";
@@ -106,6 +108,10 @@ export interface SessionLoopDeps {
    * (`scope: "tui"`). Without it a bridge counts only its own views.
    */
   claims?: Claims;
+  /** Runs `attention_command` (the exec seam); without it the command never runs. */
+  run?: Runner;
+  /** Rings a pane's terminal bell (`attention_bell`); without it no bell rings. */
+  bell?: PaneBell;
 }
 
 /** What the effect runners work with: the loop's deps, its current context, config and client. */

@@ -2,7 +2,8 @@
  * The seams to the operating system, each the one place its runtime API is used: running
  * programs (`exec.ts`, the only `Deno.Command`; `line_process.ts` for long-lived ones), the
  * clock and condition waits (`clock.ts`), processes and signals (`processes.ts`), private files
- * (`private_fs.ts`, `credentials_file.ts`), stdio and logs (`stdio.ts`, `output.ts`, `log.ts`),
+ * (`private_fs.ts`, `credentials_file.ts`), a file's identity (`file_stamp.ts`: a socket a
+ * restarted server binds anew), stdio and logs (`stdio.ts`, `output.ts`, `log.ts`),
  * sockets (`unix_request.ts`), and the helpers every layer shares: typed errors (`errors.ts`),
  * shell quoting for the one pane command (`shell_quote.ts`), environment lookups (`env.ts`), line
  * reading and output parsing, and the checks every value passes before it reaches an argv or a

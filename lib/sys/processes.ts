@@ -32,6 +32,11 @@ export interface Processes {
    * A process is listed while any of its threads runs ({@linkcode Processes.alive}).
    */
   members(leader: number): number[];
+  /**
+   * A process's environment as it was when it last `exec`ed ({@linkcode processEnviron}):
+   * undefined when it cannot be read (gone, another user's, no `/proc`).
+   */
+  environ(pid: number): Readonly<Record<string, string>> | undefined;
 }
 
 /** Reads `/proc/<pid>/stat` fields after the command name; undefined off Linux or when gone. */
@@ -134,6 +139,7 @@ export function createProcesses(): Processes {
         !ended(pid, fields[0]) && !foreign(pid)
       ).map(({ pid }) => pid);
     },
+    environ: (pid) => processEnviron(pid),
   };
 }
 

@@ -1,6 +1,8 @@
 /**
  * Which OpenCode events become bridge lines. OpenCode 1.x: every `session.*` event of the
- * `event` hook as it came, and `bridge.job` for background jobs seen in `tool.execute.after`.
+ * `event` hook as it came, the events that open and end a request for the user (`permission.*`,
+ * `question.*`) with their ids only, and `bridge.job` for background jobs seen in
+ * `tool.execute.after`.
  * OpenCode 2.x: the events of the TUI's event stream whose type muxbridge reads (sessions,
  * permissions, forms), without the streaming ones that arrive per token.
  *
@@ -16,12 +18,12 @@ const MAX_JOBS = 256;
 type JobEnd = "completed" | "error" | "cancelled";
 
 /**
- * What OpenCode 1.x's hooks show, as bridge lines: every `session.*` event as it came, and
- * `bridge.job` for background jobs. A background subagent (OpenCode's `task` tool with
- * `background: true`, an experimental feature, or a task promoted to the background) returns at
- * once with `metadata: { background: true, sessionId, parentSessionId }`: the job runs in
- * `sessionId` and belongs to `parentSessionId`. Its end is the job session's idle, error or
- * deletion.
+ * What OpenCode 1.x's hooks show, as bridge lines: every `session.*` event as it came, the
+ * requests for the user (their ids), and `bridge.job` for background jobs. A background subagent
+ * (OpenCode's `task` tool with `background: true`, an experimental feature, or a task promoted
+ * to the background) returns at once with `metadata: { background: true, sessionId,
+ * parentSessionId }`: the job runs in `sessionId` and belongs to `parentSessionId`. Its end is
+ * the job session's idle, error or deletion.
  */
 export class SessionEvents {
   /** Background jobs: the session running the job → the session that owns it. */
@@ -34,9 +36,15 @@ export class SessionEvents {
     this.#lost = lost;
   }
 
-  /** The `event` hook: forwards `session.*` events and ends the jobs they end. */
+  /**
+   * The `event` hook: forwards `session.*` events and ends the jobs they end, and forwards the
+   * events that open and end a request for the user with only their ids.
+   */
   event(event: Bag): void {
     const type = text(event.type);
+    if (type !== undefined && V1_ATTENTION.test(type)) {
+      return this.#send(attentionLine(type, event));
+    }
     if (!type?.startsWith("session.")) return;
     let line: string;
     try {
@@ -66,6 +74,24 @@ export class SessionEvents {
     this.#jobs.set(jobSession, owner);
     this.#send(jobLine(owner, "running"));
   }
+}
+
+/** The 1.x events that open and end a request for the user (a permission request, a question). */
+const V1_ATTENTION = /^(?:permission|question)\.[a-z]+$/;
+
+/**
+ * A 1.x request event as a bridge line: its type and `properties`' ids only. The rest (the
+ * command a permission is for, a file's diff, the question) is not the bridge's business and can
+ * be large.
+ */
+function attentionLine(type: string, event: Bag): string {
+  const props = bag(event.properties);
+  const ids: Bag = {};
+  for (const key of ["id", "sessionID", "requestID"]) {
+    const value = text(props[key]);
+    if (value !== undefined) ids[key] = value.slice(0, 256);
+  }
+  return `${JSON.stringify({ type, properties: ids })}\n`;
 }
 
 /** How a job running in the event's session ends with this event, or null when it does not. */

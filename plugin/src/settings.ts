@@ -1,7 +1,9 @@
 /**
  * A plugin load's settings: the environment, then the plugin's options, then what
- * `muxbridge install` recorded beside the installed plugin (`muxbridge.json`), each read once
- * per load. The recorded command is trusted only as far as {@linkcode trustProblem} allows.
+ * `muxbridge install` recorded beside the installed plugin (`muxbridge.json`), then, for a
+ * plugin OpenCode installed from npm, the binary of the platform package installed with it;
+ * each read once per load. A recorded command or a package's binary is trusted only as far as
+ * {@linkcode trustProblem} allows.
  *
  * @module
  */
@@ -10,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { packageBinary } from "./package_binary.ts";
 import { commandTrustProblem, trustProblem } from "./trust.ts";
 import { bag, text } from "./values.ts";
 
@@ -20,7 +23,9 @@ export const SIDECAR = "muxbridge.json";
 export interface Settings {
   /**
    * The command that runs muxbridge: env `MUXBRIDGE_BIN`, else option `bin`, else the command
-   * `muxbridge install` recorded in `muxbridge.json` beside the plugin, else `muxbridge` (PATH).
+   * `muxbridge install` recorded in `muxbridge.json` beside the plugin, else the binary of the
+   * platform package installed with the npm package the plugin came in (`package_binary.ts`),
+   * else `muxbridge` (PATH).
    */
   command: string[];
   /** Where `command` came from, for the log. */
@@ -28,8 +33,8 @@ export interface Settings {
   /** The version that recorded `command`, if recorded. */
   recordedVersion?: string;
   /**
-   * Why nothing may run (the recorded command or its sidecar is not trusted); checked again
-   * before every start of a recorded command.
+   * Why nothing may run (the recorded command, its sidecar or the platform package's binary is
+   * not trusted); checked again before every start of such a command.
    */
   vet: () => string | null;
   /** The log file. Env `MUXBRIDGE_PLUGIN_LOG` wins. @default the state directory's bridge.log */
@@ -104,12 +109,16 @@ export function settingsFrom(options: Record<string, unknown>, here: string): Se
   const stateDir = env.MUXBRIDGE_STATE_DIR ||
     join(env.XDG_STATE_HOME || join(homedir(), ".local", "state"), "muxbridge");
   const rec = recorded(here);
+  // Installed by OpenCode from npm: the platform package installed with this one.
+  const fromPackage = rec.command || rec.refused ? null : packageBinary(here);
   const [command, commandFrom] = env.MUXBRIDGE_BIN
     ? [[env.MUXBRIDGE_BIN], "MUXBRIDGE_BIN"]
     : str("bin")
     ? [[str("bin")!], "the bin option"]
     : rec.command
     ? [rec.command, SIDECAR]
+    : fromPackage
+    ? [[fromPackage.path], `the ${fromPackage.name} package`]
     : [["muxbridge"], "PATH"];
   return {
     command,
@@ -117,6 +126,8 @@ export function settingsFrom(options: Record<string, unknown>, here: string): Se
     ...(rec.version ? { recordedVersion: rec.version } : {}),
     vet: commandFrom === SIDECAR || (commandFrom === "PATH" && rec.refused)
       ? vetFor(rec, command)
+      : fromPackage && command[0] === fromPackage.path
+      ? vetPackage(fromPackage.path)
       : () => null,
     log: env.MUXBRIDGE_PLUGIN_LOG || str("log") || join(stateDir, "bridge.log"),
     stateDir,
@@ -147,6 +158,21 @@ function vetFor(rec: Recorded, command: readonly string[]): () => string | null 
     const problem = commandTrustProblem(command);
     return problem
       ? `not running the recorded muxbridge ${JSON.stringify(command[0])}: ${problem}${advice}`
+      : null;
+  };
+}
+
+/**
+ * What is checked before each start of the platform package's binary: the same trust rule as
+ * for a recorded command (the package manager's folders must be this user's or root's, and
+ * writable by nobody else).
+ */
+function vetPackage(path: string): () => string | null {
+  return () => {
+    const problem = commandTrustProblem([path]);
+    return problem
+      ? `not running the muxbridge of the npm package ${JSON.stringify(path)}: ${problem}; ` +
+        "no panes will open (fix the permissions, or set MUXBRIDGE_BIN)"
       : null;
   };
 }

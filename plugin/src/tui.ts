@@ -31,7 +31,7 @@ import { LineQueue } from "./line_queue.ts";
 import { LogWriter, openLog } from "./log.ts";
 import { type Settings, settingsFrom, SIDECAR } from "./settings.ts";
 import { type TuiHost, tuiHost } from "./tui_host.ts";
-import { type Guard, guardWith, PLUGIN_VERSION } from "./values.ts";
+import { bag, type Guard, guardWith, PLUGIN_VERSION } from "./values.ts";
 
 /** How often the TUI's route is read (also on every event), and readiness checked. */
 const TICK_MS = 250;
@@ -160,6 +160,8 @@ class TuiLink {
   #serverUrl: string | null = null;
   /** The token pairing gave (the bridge's and its panes' password), when pairing worked. */
   #token: string | undefined;
+  #repairing = false;
+  #directory: string | null = null;
   #view: string | null = null;
   readonly #queue: LineQueue;
 
@@ -191,8 +193,37 @@ class TuiLink {
   /** An event: the view first (the bridge should know what was shown when it came), then it. */
   #event(event: unknown): void {
     this.#tick();
+    if (bag(event).type === "server.connected") this.#reconnected();
     const line = v2EventLine(event);
     if (line !== null) this.#enqueue(line);
+  }
+
+  /**
+   * The TUI (re)connected to its server. A service that restarted with a new password no
+   * longer takes the paired token: pair again and tell the bridge (a new hello, which also
+   * restarts the panes whose TUIs hold the old token). A token that still works changes nothing.
+   */
+  #reconnected(): void {
+    const url = this.#serverUrl;
+    const token = this.#token;
+    if (this.#mode !== "running" || url === null || token === undefined || this.#repairing) return;
+    this.#repairing = true;
+    (async () => {
+      const res = await within(
+        fetch(`${url}/api/info`, {
+          headers: { authorization: `Basic ${btoa(`opencode:${token}`)}` },
+        }),
+        INFO_TIMEOUT_MS,
+      );
+      await res.body?.cancel();
+      if (res.status !== 401 || this.#mode !== "running") return;
+      const fresh = await this.#pair(url);
+      if (fresh === undefined || this.#mode !== "running") return;
+      this.#token = fresh;
+      this.log.line("the server no longer took the paired token: paired again");
+      this.#enqueue(this.#hello());
+    })().catch((err) => this.log.line(`cannot check the paired token: ${err}`))
+      .finally(() => (this.#repairing = false));
   }
 
   #enqueue(line: string): void {
@@ -297,18 +328,16 @@ class TuiLink {
           `by ${s.recordedVersion}; run \`muxbridge install\` again`,
       );
     }
-    const hello = tuiHelloLine({
-      serverUrl,
-      directory,
-      opencode: this.host.version(),
-      ...(this.#token ? { token: this.#token } : {}),
-    });
+    this.#directory = directory;
     let starts = 0;
     this.#bridge = new BridgeProcess({
       settings: s,
       args: ["bridge", "--dir", directory],
       // A restarted bridge learns the view at once; the first gets it from the queue.
-      hello: () => starts++ > 0 && this.#view ? hello + viewLine(this.#view) : hello,
+      hello: () => {
+        const hello = this.#hello();
+        return starts++ > 0 && this.#view ? hello + viewLine(this.#view) : hello;
+      },
       stderr: this.log.fd,
       log: this.log.line,
       guard: this.guard,
@@ -321,6 +350,16 @@ class TuiLink {
       },
     });
     this.#bridge.start();
+  }
+
+  /** The bridge's hello, with the token as it is now. */
+  #hello(): string {
+    return tuiHelloLine({
+      serverUrl: this.#serverUrl ?? "",
+      directory: this.#directory ?? "",
+      opencode: this.host.version(),
+      ...(this.#token ? { token: this.#token } : {}),
+    });
   }
 
   /** Nothing will run: says why once. */

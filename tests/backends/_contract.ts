@@ -16,12 +16,16 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { isPending, resolveLostSpawn, spawnRecorded } from "../../lib/session/lost_spawns.ts";
+import { runCleanup } from "../../lib/session/cleanup.ts";
+import { provePane } from "../../lib/session/pane_proof.ts";
+import type { PaneRecord } from "../../lib/session/pane_store.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
 import { type Launch, recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import type { AnswerFault } from "./_lost_answer.ts";
 import { type Requirement, requires } from "../helpers/requires.ts";
 import { type PaneId, validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
+import { newSpawnToken } from "../../lib/backend/spawn_token.ts";
 
 /** A started multiplexer with a backend pointed at it. */
 export interface ContractFixture {
@@ -36,6 +40,22 @@ export interface ContractFixture {
   answers: AnswerFault;
   /** Every pane (window, surface) of the multiplexer, read without the backend's own code. */
   paneIds(): Promise<string[]>;
+  /**
+   * Restarts the multiplexer at the same address (socket, session, listen address): every pane
+   * and its program ends, and the new instance hands out pane ids from the start again.
+   */
+  restart(): Promise<void>;
+  /**
+   * Opens a pane of the user's, not through muxbridge, running `sleep 424242`.
+   *
+   * @returns Its id and its program's pid.
+   */
+  userPane(): Promise<{ paneId: string; pid: number }>;
+  /**
+   * Whether a restarted multiplexer hands out the ids muxbridge's panes had (false: the
+   * provider makes its ids unique itself, as the screen example does). @default true
+   */
+  idsRepeat?: boolean;
   /** Stops the multiplexer and removes everything the fixture made. */
   close(): Promise<void>;
 }
@@ -60,11 +80,13 @@ async function spawnStandIn(
   extra: Partial<SpawnRequest> = {},
   ignoreSignals = false,
   startMs = 5000,
-): Promise<{ paneId: PaneId; launch: Launch; progDir: string }> {
+): Promise<{ paneId: PaneId; launch: Launch; progDir: string; token: string }> {
   const progDir = await Deno.makeTempDir({ dir: f.dir, prefix: "prog-" });
   const standIn = await writeStandIn(progDir, { ignoreSignals });
   const cwd = extra.cwd ?? progDir;
   const argv = [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId, "--dir", cwd];
+  // As the bridge spawns: always with a token (a provider's pid is signalled only with it).
+  const token = extra.token ?? newSpawnToken();
   const { paneId } = await f.backend.spawn({
     sessionId: validateSessionId(sessionId),
     title: `title ${sessionId}`,
@@ -73,6 +95,7 @@ async function spawnStandIn(
     env: {},
     owner: "4242:1",
     ...extra,
+    token,
   });
   let launch: Launch | undefined;
   const started = await waitFor(clock, async () => {
@@ -80,7 +103,72 @@ async function spawnStandIn(
     return launch !== undefined;
   }, { deadline: clock.now() + startMs, maxIntervalMs: 50 });
   assert.ok(started && launch, `the pane program of ${paneId} did not start`);
-  return { paneId, launch, progDir };
+  return { paneId, launch, progDir, token };
+}
+
+/**
+ * Opens a pane as the bridge does (pending record first, then the pane's record with its spawn
+ * token, the instance it opened on and its program), owned by `cli`.
+ */
+async function openRecorded(
+  f: ContractFixture,
+  store: ReturnType<typeof createMemoryStore>,
+  sessionId: string,
+  startMs: number,
+): Promise<{ record: PaneRecord; launch: Launch }> {
+  const processes = createProcesses();
+  const progDir = await Deno.makeTempDir({ dir: f.dir, prefix: "owned-" });
+  const standIn = await writeStandIn(progDir);
+  const id = validateSessionId(sessionId);
+  const fields = { sessionId: id, title: "owned", openedAt: "2026-01-01T00:00:00Z", owner: "cli" };
+  const spawned = await spawnRecorded(
+    f.backend,
+    {
+      sessionId: id,
+      title: "owned",
+      argv: [standIn, "attach", "http://127.0.0.1:4096", "--session", sessionId],
+      cwd: progDir,
+      env: {},
+      owner: "cli",
+    },
+    fields,
+    { store, clock, processes, graceMs: 300, log: silentLogger },
+  );
+  assert.ok(spawned.ok, "the pane opened");
+  const { pane, pending, instance } = spawned;
+  assert.ok(instance, `${f.backend.name} tells the instance the pane opened on`);
+  const start = pane.pid === undefined ? undefined : processes.startTime(pane.pid);
+  store.put({
+    ...fields,
+    paneId: pane.paneId,
+    backend: f.backend.name,
+    token: pending.token,
+    instance,
+    ...(pane.pid !== undefined && start !== undefined ? { pid: pane.pid, pidStart: start } : {}),
+  });
+  store.remove(f.backend.name, pending.paneId);
+  let launch: Launch | undefined;
+  await waitFor(clock, async () => {
+    launch = (await recordedLaunches(progDir))[0];
+    return launch !== undefined;
+  }, { deadline: clock.now() + startMs, maxIntervalMs: 50 });
+  assert.ok(launch, `the pane program of ${pane.paneId} did not start`);
+  const record = [...store.records.values()].find((r) => r.paneId === pane.paneId);
+  assert.ok(record);
+  return { record, launch };
+}
+
+/** Cleanup as `muxbridge cleanup --all` runs it, with no server to ask. */
+function cleanupAll(f: ContractFixture, store: ReturnType<typeof createMemoryStore>) {
+  return runCleanup({
+    store,
+    backends: { [f.backend.name]: f.backend },
+    processes: createProcesses(),
+    client: () => null,
+    clock,
+    log: silentLogger,
+    graceMs: 300,
+  }, { dryRun: false, all: true });
 }
 
 /**
@@ -238,11 +326,18 @@ export function backendContract(
   });
 
   test("closePane() ends a program that exits on the interrupt without killing, and is idempotent", async (f) => {
-    const { paneId, launch } = await spawnStandIn(f, "ses_contractClose", {}, false, startMs);
+    const { paneId, launch, token } = await spawnStandIn(
+      f,
+      "ses_contractClose",
+      {},
+      false,
+      startMs,
+    );
     const result = await closePane(f.backend, paneId, {
       graceMs: 3000,
       clock,
       processes: createProcesses(),
+      token,
     });
     assert.equal(result.alreadyGone, false);
     assert.equal(result.killed, false, "the interrupt alone should end it");
@@ -257,12 +352,19 @@ export function backendContract(
   });
 
   test("closePane() kills a program that ignores the interrupt after the grace period, and nothing survives", async (f) => {
-    const { paneId, launch } = await spawnStandIn(f, "ses_contractStubborn", {}, true, startMs);
+    const { paneId, launch, token } = await spawnStandIn(
+      f,
+      "ses_contractStubborn",
+      {},
+      true,
+      startMs,
+    );
     const t0 = clock.now();
     const result = await closePane(f.backend, paneId, {
       graceMs: 300,
       clock,
       processes: createProcesses(),
+      token,
     });
     assert.equal(result.killed, true);
     assert.ok(clock.now() - t0 >= 250, "waited for the grace period first");
@@ -357,6 +459,58 @@ export function backendContract(
       }
     });
   }
+
+  test("cleanup closes a pane it proves is the recorded one: the same instance, the recorded program", async (f) => {
+    const store = createMemoryStore();
+    const { record, launch } = await openRecorded(f, store, "ses_contractProven", startMs);
+    const live = await f.backend.inspect(record.paneId);
+    assert.ok(live);
+    const proof = await provePane(f.backend, record, live, { processes: createProcesses() });
+    assert.ok(proof.proven, proof.proven ? "" : proof.reason);
+    const report = await cleanupAll(f, store);
+    assert.deepEqual(report.closed.map((c) => c.paneId), [record.paneId]);
+    assert.equal(store.records.size, 0);
+    assert.ok(
+      await waitFor(clock, async () => (await f.backend.inspect(record.paneId)) === null, {
+        deadline: clock.now() + 5000,
+      }),
+    );
+    assert.ok(
+      await waitFor(clock, () => !createProcesses().alive(launch.pid), {
+        deadline: clock.now() + 5000,
+      }),
+    );
+  });
+
+  test("after a restart that gave the recorded id to a user's pane, cleanup touches nothing of the user's and retires the record", async (f) => {
+    // A fresh instance first, so the pane below gets one of the first ids.
+    await f.restart();
+    const store = createMemoryStore();
+    const { record } = await openRecorded(f, store, "ses_contractReuse", startMs);
+    await f.restart();
+    let user = await f.userPane();
+    for (let i = 0; i < 8 && f.idsRepeat !== false && user.paneId !== record.paneId; i++) {
+      user = await f.userPane();
+    }
+    const processes = createProcesses();
+    if (f.idsRepeat !== false) {
+      assert.equal(user.paneId, record.paneId, "the restarted multiplexer handed out the id again");
+      const live = await f.backend.inspect(record.paneId);
+      assert.ok(live, "the user's pane is listed under the recorded id");
+      const proof = await provePane(f.backend, record, live, { processes });
+      assert.equal(proof.proven, false, "the user's pane is not provably the recorded one");
+    }
+    const report = await cleanupAll(f, store);
+    if (f.idsRepeat !== false) {
+      assert.deepEqual(report.closed, []);
+      assert.deepEqual(report.retired.map((r) => r.paneId), [record.paneId]);
+    } else {
+      assert.deepEqual(report.closed.map((c) => c.reason), ["already gone"]);
+    }
+    assert.equal(store.records.size, 0, "the record is retired");
+    assert.ok(processes.alive(user.pid), "the user's program runs on");
+    assert.ok(await f.backend.inspect(validatePaneId(user.paneId)), "the user's pane stays");
+  });
 
   test("doctor() passes every check against a healthy multiplexer, each one its module declares", async (f) => {
     const checks = await f.backend.doctor();

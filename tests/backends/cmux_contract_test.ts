@@ -33,6 +33,8 @@ backendContract("cmux (fake CLI)", async () => {
         w.workspaces.flatMap((ws) => ws.panes.flatMap((p) => p.surfaces.map((s) => s.id)))
       );
     },
+    restart: () => Promise.resolve(fake.restart()),
+    userPane: () => fake.userPane(),
     close: () => fake.close(),
   };
 });

@@ -82,6 +82,18 @@ export interface FakeCmux {
   calls(): string[][];
   /** Backend deps pointed at the fake (config `cmux.bin` = the fake). */
   deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps<FullConfig>;
+  /**
+   * "Restarts" the app on the same socket: the surfaces muxbridge opened are gone with their
+   * programs and the socket file is made anew (as a starting app binds it). The caller's and the
+   * user's surfaces stay, so the backend's identity still names them.
+   */
+  restart(): void;
+  /**
+   * Opens a surface of the user's through the fake CLI running `sleep 424242`, under the UUID of
+   * a surface the last restart removed (cmux never does this: its UUIDs are random; this is the
+   * worst case the instance check must catch).
+   */
+  userPane(): Promise<{ paneId: string; pid: number }>;
   /** Kills the programs the fake started and removes the directory. */
   close(): Promise<void>;
 }
@@ -155,6 +167,8 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
     focused: { workspace: ws, surface: userSurface },
   };
   await Deno.writeTextFile(statePath, JSON.stringify(state, null, 2));
+  // The app's socket file, as a running cmux has it (closing removes it).
+  let listener = Deno.listen({ transport: "unix", path: socket });
   const env: Record<string, string> = {
     CMUX_FAKE_STATE: statePath,
     CMUX_FAKE_LOG: logPath,
@@ -216,7 +230,71 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
       log,
     };
   };
+  const surfaces = (st: FakeState) =>
+    st.windows.flatMap((w) => w.workspaces.flatMap((x) => x.panes.flatMap((p) => p.surfaces)));
+  let removed: string[] = [];
+  const restart = () => {
+    const kept = new Set([callerSurface, userSurface]);
+    update((st) => {
+      removed = surfaces(st).filter((x) => !kept.has(x.id)).map((x) => x.id);
+      for (const x of surfaces(st)) {
+        if (kept.has(x.id) || !x.pid || x.pid <= 1) continue;
+        try {
+          Deno.kill(-x.pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+      for (const w of st.windows) {
+        for (const x of w.workspaces) {
+          x.panes = x.panes.filter((p) => p.surfaces.some((y) => kept.has(y.id)));
+        }
+      }
+    });
+    listener.close();
+    listener = Deno.listen({ transport: "unix", path: socket });
+  };
+  const openUserPane = async () => {
+    const r = await runner([
+      FAKE_CMUX,
+      "--socket",
+      socket,
+      "--json",
+      "--id-format",
+      "uuids",
+      "new-split",
+      "right",
+      "--workspace",
+      ws,
+      "--surface",
+      callerSurface,
+      "--focus",
+      "false",
+      "--command",
+      "exec sleep 424242",
+    ], { timeoutMs: 10_000 });
+    const made = (JSON.parse(r.stdout) as { surface_id: string }).surface_id;
+    const reused = removed.shift() ?? made;
+    let pid: number | undefined;
+    update((st) => {
+      for (const w of st.windows) {
+        for (const x of w.workspaces) {
+          for (const p of x.panes) {
+            if (p.selected === made) p.selected = reused;
+            for (const y of p.surfaces) {
+              if (y.id !== made) continue;
+              y.id = reused;
+              pid = y.pid;
+            }
+          }
+        }
+      }
+    });
+    if (pid === undefined) throw new Error(`the fake opened no user surface: ${r.stderr}`);
+    return { paneId: reused, pid };
+  };
   const close = async () => {
+    try {
+      listener.close();
+    } catch { /* closed */ }
     try {
       for (const w of read().windows) {
         for (const s of w.workspaces.flatMap((x) => x.panes.flatMap((p) => p.surfaces))) {
@@ -242,6 +320,8 @@ export async function startFakeCmux(options: FakeCmuxOptions = {}): Promise<Fake
     update,
     calls,
     deps,
+    restart,
+    userPane: openUserPane,
     close,
   };
 }

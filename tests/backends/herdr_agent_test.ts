@@ -59,7 +59,7 @@ async function open(backend: Backend, server: FakeHerdr): Promise<PaneId> {
 
 for (const transport of ["socket", "cli"] as const) {
   Deno.test(
-    `herdr (${transport}) reports the child as an agent: working, idle, blocked, its session once, released on close`,
+    `herdr (${transport}) reports the child as an agent: working, blocked while it waits for the user, idle, blocked, its session once, released on close`,
     async () => {
       const server = await startFakeHerdr({ socket: transport === "socket" });
       try {
@@ -77,6 +77,10 @@ for (const transport of ["socket", "cli"] as const) {
         pane = await paneOf(server, paneId);
         assert.equal(pane?.agent?.state, "working");
         assert.equal(pane?.agent?.message, "retrying (attempt 2)");
+        await backend.setStatus!(paneId, status("waiting", { waitingFor: "permission" }));
+        pane = await paneOf(server, paneId);
+        assert.equal(pane?.agent?.state, "blocked", "a child waiting for the user is blocked");
+        assert.equal(pane?.agent?.message, "waiting for your permission");
         await backend.setStatus!(paneId, status("idle"));
         assert.equal((await paneOf(server, paneId))?.agent?.state, "idle");
         await backend.setStatus!(paneId, status("failed", { exitCode: 1 }));
@@ -97,9 +101,10 @@ for (const transport of ["socket", "cli"] as const) {
             agentArgv("report-agent", paneId, "--state", "working"),
             agentArgv("report-agent-session", paneId, "--seq", reports[1][8]),
             agentArgv("report-agent", paneId, "--state", "working"),
+            agentArgv("report-agent", paneId, "--state", "blocked"),
             agentArgv("report-agent", paneId, "--state", "idle"),
             agentArgv("report-agent", paneId, "--state", "blocked"),
-            agentArgv("release-agent", paneId, "--seq", reports[5][8]),
+            agentArgv("release-agent", paneId, "--seq", reports[6][8]),
           ]);
         }
       } finally {

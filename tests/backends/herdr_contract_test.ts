@@ -1,7 +1,7 @@
 /**
  * The backend contract against the fake herdr (version 0.9.1, the user's shell /bin/sh), once
- * through the fake CLI (`tests/fakes/bin/herdr`: `herdr.transport` auto with no socket listening,
- * so every command is a process) and once through the fake API socket server
+ * through the fake CLI (`tests/fakes/bin/herdr`: `herdr.transport` auto with a socket file nothing
+ * listens on, so every command is a process) and once through the fake API socket server
  * (`tests/fakes/herdr_socket.ts`, `herdr.transport: socket`, so nothing falls back silently). Both
  * fakes answer from one pane model and state file. herdr cannot be installed here, so this is
  * verified against the fakes only.
@@ -26,6 +26,8 @@ const splits = (argv: readonly string[]) => argv.includes("pane") && argv.includ
 
 backendContract("herdr (fake CLI)", async () => {
   const server = await startFakeHerdr();
+  // The server's socket is there (its file tells the server apart), but nothing answers on it.
+  await server.leaveSocketFile();
   const answers = answerFault();
   return {
     backend: server.backend({}, undefined, undefined, {
@@ -34,6 +36,8 @@ backendContract("herdr (fake CLI)", async () => {
     dir: server.dir,
     answers,
     paneIds: () => paneIds(server),
+    restart: () => server.restart(),
+    userPane: () => server.userPane(),
     close: () => server.close(),
   };
 });
@@ -48,6 +52,8 @@ backendContract("herdr (fake socket)", async () => {
     dir: server.dir,
     answers,
     paneIds: () => paneIds(server),
+    restart: () => server.restart(),
+    userPane: () => server.userPane(),
     close: () => server.close(),
   };
 });

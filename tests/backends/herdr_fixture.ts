@@ -73,6 +73,19 @@ export interface FakeHerdr {
    * refused; otherwise (SIGTERM) it removes the file.
    */
   stopSocket(kill?: boolean): Promise<void>;
+  /**
+   * "Restarts" the server on the same socket: every pane process is killed, pane ids count from
+   * `w1:p2` again, and the socket file is made anew (the socket server, if it ran, runs again;
+   * else a socket file nothing listens on, as `leaveSocketFile` makes it).
+   */
+  restart(): Promise<void>;
+  /**
+   * Leaves a socket file at the socket path that nothing listens on (connections are refused):
+   * the server's socket, for a backend that must use the CLI (`herdr.transport` auto falls back).
+   */
+  leaveSocketFile(): Promise<void>;
+  /** Opens a pane of the user's through the fake CLI: its shell runs `sleep 424242`. */
+  userPane(): Promise<{ paneId: string; pid: number }>;
   /** Kills every pane process and removes the directory. */
   close(): Promise<void>;
 }
@@ -142,6 +155,17 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
     await child.status;
   };
   if (options.socket) await startSocket();
+  const leaveSocketFile = async () => {
+    await Deno.remove(socket).catch(() => {});
+    // Bound under another name, renamed into place, closed: the file stays (Deno removes the
+    // name it bound, which is gone), and connecting to it is refused.
+    const bound = `${dir}/binding.sock`;
+    const listener = Deno.listen({ transport: "unix", path: bound });
+    await Deno.rename(bound, socket);
+    listener.close();
+  };
+  const cli = (args: string[]) =>
+    runner([FAKE_HERDR, ...args], { timeoutMs: 10_000, env: { HERDR_SOCKET_PATH: socket } });
   const identity = (): Identity => ({
     backend: "herdr",
     layers: [{
@@ -193,6 +217,34 @@ export async function startFakeHerdr(options: FakeHerdrOptions = {}): Promise<Fa
     },
     startSocket,
     stopSocket,
+    leaveSocketFile,
+    async restart() {
+      const listening = server !== undefined;
+      await stopSocket();
+      await files.killStarted();
+      await files.update((s) => {
+        // Each pane's input pipe goes with it.
+        for (const p of s.panes) if (p.fifo) Deno.removeSync(p.fifo);
+        s.started = [];
+        s.workspaces = { w1: { nextPane: 2 } };
+        s.panes = s.panes.filter((p) => p.pane_id === "w1:p1");
+      });
+      if (listening) await startSocket();
+      else await leaveSocketFile();
+    },
+    async userPane() {
+      const split = await cli(["pane", "split", "w1:p1", "--direction", "right", "--no-focus"]);
+      if (split.code !== 0) throw new Error(`the user's split failed: ${split.stderr}`);
+      const paneId = (JSON.parse(split.stdout) as { result: { pane: { pane_id: string } } })
+        .result.pane.pane_id;
+      await cli(["pane", "run", paneId, "exec sleep 424242"]);
+      const info = await cli(["pane", "process-info", "--pane", paneId]);
+      const pid = /"shell_pid":(\d+)/.exec(info.stdout)?.[1];
+      if (pid === undefined) {
+        throw new Error(`no pid for the user's pane: ${info.stdout}${info.stderr}`);
+      }
+      return { paneId, pid: Number(pid) };
+    },
     async close() {
       try {
         await stopSocket();

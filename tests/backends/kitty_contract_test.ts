@@ -47,6 +47,18 @@ backendContract("kitty", async () => {
     dir,
     answers,
     paneIds: () => server.windowIds(),
+    restart: () => server.restart(),
+    async userPane() {
+      const r = await server.rc(["launch", "--type=window", "--keep-focus", "sleep", "424242"]);
+      const paneId = r.stdout.trim();
+      const listed = await server.rc(["ls"]);
+      const pid = (JSON.parse(listed.stdout) as Array<
+        { tabs: Array<{ windows: Array<{ id: number; pid: number }> }> }
+      >).flatMap((os) => os.tabs.flatMap((t) => t.windows))
+        .find((w) => String(w.id) === paneId)?.pid;
+      if (pid === undefined) throw new Error(`kitty opened no user window: ${r.stderr}`);
+      return { paneId, pid };
+    },
     async close() {
       await server.closeOthers();
       await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -718,3 +718,41 @@ live(
     assert.equal(tabs[0].layout, "tall");
   },
 );
+
+live(
+  "focus() brings a window to the front; a gone window is pane_not_found",
+  async (server, backend) => {
+    await backend.probe();
+    const { paneId } = await backend.spawn({
+      sessionId: validateSessionId("ses_focus"),
+      title: "f",
+      argv: ["sleep", "600"],
+      cwd: server.dir,
+      env: {},
+      owner: "cli",
+    });
+    await backend.setTitle(paneId, "[needs you] f");
+    const focused = async () => {
+      const ls = JSON.parse((await server.rc(["ls"])).stdout) as Array<
+        { tabs: Array<{ windows: Array<{ id: number; is_focused: boolean; title: string }> }> }
+      >;
+      return ls.flatMap((o) => o.tabs.flatMap((t) => t.windows));
+    };
+    await server.rc(["focus-window", `--match=id:${server.anchorWindow}`]);
+    await until(
+      "the anchor to have the focus",
+      async () =>
+        (await focused()).some((w) => String(w.id) === server.anchorWindow && w.is_focused),
+      KITTY_WAIT,
+    );
+    await backend.focus!(paneId);
+    await until(
+      "the child's window to have the focus",
+      async () => (await focused()).some((w) => String(w.id) === paneId && w.is_focused),
+      KITTY_WAIT,
+    );
+    assert.equal((await focused()).find((w) => String(w.id) === paneId)?.title, "[needs you] f");
+    await backend.kill(paneId);
+    await assertMuxError(backend.focus!(paneId), "pane_not_found");
+  },
+);

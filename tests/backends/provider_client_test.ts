@@ -123,7 +123,9 @@ Deno.test("provider backend: spawn sends argv, cwd, env, the clean title, the an
   assert.deepEqual(spawn.params, {
     argv: spawnReq().argv,
     cwd: "/tmp",
-    env: { OPENCODE_SERVER_PASSWORD: "s3cret" },
+    // The token goes into the program's environment too: a pid the provider names is only
+    // signalled while it carries it.
+    env: { OPENCODE_SERVER_PASSWORD: "s3cret", MUXBRIDGE_SPAWN_TOKEN: spawnReq().token },
     title: "fix #{pane_id} $HOME ^C",
     anchor: "a1",
     sessionId: validateSessionId("ses_mem"),

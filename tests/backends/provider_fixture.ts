@@ -102,6 +102,12 @@ export interface ProviderHost {
   dir: string;
   /** Every pane (window) of the host, read without the provider. */
   paneIds(): Promise<string[]>;
+  /** Restarts the host on the same socket or session name (`ContractFixture.restart`). */
+  restart(): Promise<void>;
+  /** Opens a pane (window) of the user's, not through the provider (`ContractFixture.userPane`). */
+  userPane(): Promise<{ paneId: string; pid: number }>;
+  /** Whether the provider's pane ids can come back after a restart. @default true */
+  idsRepeat?: boolean;
   /** Stops the host and removes its files. */
   close(): Promise<void>;
 }
@@ -136,5 +142,14 @@ export async function exampleProviderFixture(
     await close();
     throw err;
   }
-  return { backend, dir: host.dir, answers, paneIds: () => host.paneIds(), close };
+  return {
+    backend,
+    dir: host.dir,
+    answers,
+    paneIds: () => host.paneIds(),
+    restart: () => host.restart(),
+    userPane: () => host.userPane(),
+    ...(host.idsRepeat === undefined ? {} : { idsRepeat: host.idsRepeat }),
+    close,
+  };
 }

@@ -20,6 +20,10 @@ backendContract("provider (screen example, real GNU screen)", async () => {
     env: session.env,
     dir: session.dir,
     paneIds: () => session.windows(),
+    restart: () => session.restart(),
+    userPane: () => session.userWindow(),
+    // The example provider makes its ids unique (`<number>.<launch id>`): they never come back.
+    idsRepeat: false,
     close: () => session.close(),
   });
 }, { requires: [tool("screen")] });

@@ -14,6 +14,8 @@ import { isMuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { isPending, resolveLostSpawn, spawnRecorded } from "../../lib/session/lost_spawns.ts";
+import { closePane } from "../../lib/session/close_pane.ts";
+import { runCleanup } from "../../lib/session/cleanup.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
@@ -35,7 +37,7 @@ interface FakeState {
 async function fakeProvider(
   fault: string,
   flags: Record<string, unknown> = {},
-  options: { command?: readonly string[]; clock?: Clock } = {},
+  options: { command?: readonly string[]; clock?: Clock; env?: Record<string, string> } = {},
 ) {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-provider-" });
   const statePath = `${dir}/state.json`;
@@ -48,6 +50,7 @@ async function fakeProvider(
   const open = openerWith({
     FAKE_PROVIDER_STATE: statePath,
     FAKE_PROVIDER_FAULT: fault,
+    ...options.env,
     // The fake is a Deno script: the Deno running the tests first on PATH.
     PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? ""}`,
   });
@@ -339,4 +342,83 @@ Deno.test("provider backend: without provider.command the backend is invalid_con
   await assert.rejects(backend.probe(), (e) => isMuxError(e, "invalid_config"));
   const checks = await backend.doctor();
   assert.equal(checks[0].status, "fail");
+});
+
+Deno.test("provider backend: a provider that names an unrelated process as its pane's program gets nothing of it signalled", async () => {
+  // An unrelated process, in a process group and session of its own.
+  const victim = new Deno.Command("sleep", {
+    args: ["424242"],
+    detached: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const f = await fakeProvider("", {}, {
+    env: { FAKE_PROVIDER_PID: String(victim.pid), FAKE_PROVIDER_INSTANCE: "fake server 1" },
+  });
+  try {
+    const store = createMemoryStore();
+    const progDir = await Deno.makeTempDir({ dir: f.dir, prefix: "prog-" });
+    const standIn = await writeStandIn(progDir, { ignoreSignals: true });
+    const sessionId = validateSessionId("ses_providerLies");
+    const fields = { sessionId, title: "lies", openedAt: "2026-01-01T00:00:00Z", owner: "cli" };
+    const deps = { store, clock, processes, graceMs: 300, log: createLogger("error") };
+    await eventually(() => f.backend.probe());
+    const spawned = await spawnRecorded(
+      f.backend,
+      {
+        sessionId,
+        title: "lies",
+        argv: [standIn, "attach"],
+        cwd: progDir,
+        env: {},
+        owner: "cli",
+      },
+      fields,
+      deps,
+    );
+    assert.ok(spawned.ok, "the pane opened");
+    assert.equal(spawned.pane.pid, victim.pid, "the provider named the unrelated process");
+    const start = processes.startTime(victim.pid);
+    assert.ok(start);
+    // `close` of the pane, with the program the record keeps: the provider's word.
+    const close = {
+      graceMs: 300,
+      clock,
+      processes,
+      pid: victim.pid,
+      pidStart: start,
+      token: spawned.pending.token,
+    };
+    await closePane(f.backend, spawned.pane.paneId, close);
+    assert.equal(await f.backend.inspect(spawned.pane.paneId), null, "the pane itself is closed");
+    // A cleanup of its record, the pane gone: the recorded program is looked for.
+    store.put({
+      ...fields,
+      paneId: spawned.pane.paneId,
+      backend: "provider",
+      pid: victim.pid,
+      pidStart: start,
+      token: spawned.pending.token,
+      ...(spawned.instance ? { instance: spawned.instance } : {}),
+    });
+    await runCleanup({
+      store,
+      backends: { provider: f.backend },
+      processes,
+      client: () => null,
+      clock,
+      log: createLogger("error"),
+      graceMs: 300,
+    }, { dryRun: false, all: true });
+    await closePane(f.backend, spawned.pane.paneId, close);
+    assert.ok(processes.alive(victim.pid), "the unrelated process runs on");
+    assert.equal(processes.startTime(victim.pid), start, "and is the same process");
+  } finally {
+    try {
+      victim.kill("SIGKILL");
+    } catch { /* gone */ }
+    await victim.status;
+    await f.close();
+  }
 });

@@ -36,6 +36,23 @@ backendContract("tmux", async () => {
     answers,
     paneIds: async () =>
       (await server.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).trim().split("\n"),
+    restart: () => server.restart(),
+    async userPane() {
+      const out = await server.tmux([
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id} #{pane_pid}",
+        "-t",
+        server.anchorPane,
+        "--",
+        "sleep",
+        "424242",
+      ]);
+      const [paneId, pid] = out.trim().split(" ");
+      return { paneId, pid: Number(pid) };
+    },
     close: () => server.close(),
   };
 });

@@ -153,3 +153,33 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "tmux setStatus() shows a waiting child; focus() brings its window and pane to the front, and a gone pane is pane_not_found",
+  requires("tmux status option", [tool("tmux")]),
+  async () => {
+    const server = await startTmuxServer();
+    try {
+      const backend = backendOn(server);
+      const { paneId } = await backend.spawn(sleeper(server));
+      await backend.setStatus!(paneId, {
+        ...status("waiting", "[needs you] map the repository"),
+        waitingFor: "permission",
+      });
+      assert.deepEqual(await shown(server, paneId), ["[needs you] map the repository", "waiting"]);
+      // The user moved on to a window of their own, and to another pane beside the child's.
+      await server.tmux(["new-window", "-d", "-t", "t:", "sleep", "100000"]);
+      await server.tmux(["select-window", "-t", "t:1"]);
+      await server.tmux(["select-pane", "-t", server.anchorPane]);
+      const active = (pane: string) =>
+        server.tmux(["display-message", "-p", "-t", pane, "#{window_active}#{pane_active}"]);
+      assert.equal((await active(paneId)).trim(), "00");
+      await backend.focus!(paneId);
+      assert.equal((await active(paneId)).trim(), "11");
+      await server.tmux(["kill-pane", "-t", paneId]);
+      await assertMuxError(backend.focus!(paneId), "pane_not_found");
+    } finally {
+      await server.close();
+    }
+  },
+);

@@ -422,6 +422,8 @@ Deno.test("tmux inspect() reports a live pane, null for an unknown one, and a de
       title: "title ses_live",
       sessionId: validateSessionId("ses_live"),
       owner: "4242:777",
+      // Spawned without a token: its start command carries none.
+      token: null,
     });
     assert.equal(await backend.inspect(validatePaneId("%999")), null);
 
@@ -437,6 +439,20 @@ Deno.test("tmux inspect() reports a live pane, null for an unknown one, and a de
     const closed = await closePane(backend, dying.paneId, { graceMs: 100, clock });
     assert.deepEqual(closed, { alreadyGone: false, killed: true, programTerminated: false });
     assert.equal(await rowOf(server, dying.paneId), undefined);
+  });
+});
+
+Deno.test("tmux inspect() reads the spawn token in a pane's start command; instance() names the server", async () => {
+  await withServer({}, async (server) => {
+    const backend = liveBackend(server);
+    const token = "0123456789abcdef0123456789abcdef";
+    const pane = await backend.spawn({ ...spawnReq("ses_token", SLEEP, server.dir), token });
+    assert.equal((await backend.inspect(pane.paneId))?.token, token);
+    const instance = await backend.instance();
+    assert.equal(instance?.address, server.socketPath);
+    assert.equal(instance?.pid, server.serverPid);
+    const [from, to] = instance?.startedAt ?? [0, 1];
+    assert.ok(from === to && Math.abs(from * 1000 - Date.now()) < 3_600_000, `${from}`);
   });
 });
 

@@ -18,6 +18,8 @@ backendContract("wezterm (fake CLI)", async () => {
     dir: fake.dir,
     answers,
     paneIds: () => Promise.resolve(fake.read().panes.map((p) => String(p.id))),
+    restart: () => Promise.resolve(fake.restart()),
+    userPane: () => fake.userPane(),
     close: () => fake.close(),
   };
 });

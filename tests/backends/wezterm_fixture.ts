@@ -69,6 +69,13 @@ export interface FakeWezterm {
   calls(): string[][];
   /** Backend deps pointed at the fake (`wezterm.bin` = the fake; identity from its env). */
   deps(flags?: ConfigLayer, log?: Logger, run?: Runner): BackendDeps<FullConfig>;
+  /**
+   * "Restarts" WezTerm on the same socket: every program is killed, the socket file is made anew
+   * (as a starting server binds it) and pane ids count from 0 again (pane 0 is muxbridge's).
+   */
+  restart(): void;
+  /** Opens a pane of the user's through the fake CLI, running `sleep 424242`. */
+  userPane(): Promise<{ paneId: string; pid: number }>;
   /** Kills every program the fake started and removes the directory. */
   close(): Promise<void>;
 }
@@ -86,7 +93,9 @@ export async function startFakeWezterm(
   const dir = `${base}/work`;
   await Deno.mkdir(dir);
   const socket = `${base}/gui-sock-4242`;
-  const state: FakeWeztermState = {
+  // The GUI's socket file, as a running WezTerm has it (closing removes it).
+  let listener = Deno.listen({ transport: "unix", path: socket });
+  const fresh = (): FakeWeztermState => ({
     version: "20240203-110809-5046fc22",
     socket,
     setEnv: {},
@@ -108,7 +117,8 @@ export async function startFakeWezterm(
     }],
     guiWindow: 0,
     started: [],
-  };
+  });
+  const state = fresh();
   init(state);
   // The fake is a Deno script: the files put the Deno running the tests first on PATH.
   const { statePath, logPath, env, runner } = await writeFakeCliFiles(base, "FAKE_WEZTERM", state, {
@@ -116,6 +126,15 @@ export async function startFakeWezterm(
     WEZTERM_PANE: "0",
   });
   const read = () => JSON.parse(Deno.readTextFileSync(statePath)) as FakeWeztermState;
+  const killStarted = () => {
+    try {
+      for (const pid of read().started) {
+        try {
+          Deno.kill(-pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+    } catch { /* no state */ }
+  };
   return {
     dir,
     socket,
@@ -149,14 +168,37 @@ export async function startFakeWezterm(
         log,
       };
     },
+    restart() {
+      killStarted();
+      listener.close();
+      listener = Deno.listen({ transport: "unix", path: socket });
+      const next = fresh();
+      init(next);
+      Deno.writeTextFileSync(statePath, JSON.stringify(next));
+    },
+    async userPane() {
+      const r = await runner([
+        FAKE_WEZTERM,
+        "cli",
+        "split-pane",
+        "--pane-id",
+        "0",
+        "--",
+        "sleep",
+        "424242",
+      ], {
+        timeoutMs: 10_000,
+      });
+      const paneId = r.stdout.trim();
+      const pid = read().panes.find((p) => String(p.id) === paneId)?.pid;
+      if (pid === undefined) throw new Error(`the fake opened no user pane: ${r.stderr}`);
+      return { paneId, pid };
+    },
     async close() {
+      killStarted();
       try {
-        for (const pid of read().started) {
-          try {
-            Deno.kill(-pid, "SIGKILL");
-          } catch { /* gone */ }
-        }
-      } catch { /* no state */ }
+        listener.close();
+      } catch { /* closed */ }
       await Deno.remove(base, { recursive: true }).catch(() => {});
     },
   };

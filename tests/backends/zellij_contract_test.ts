@@ -24,6 +24,8 @@ backendContract("zellij (fake CLI)", async () => {
       return (JSON.parse(r.stdout) as Array<{ id: number; is_plugin: boolean }>)
         .filter((p) => !p.is_plugin).map((p) => `terminal_${p.id}`);
     },
+    restart: () => session.restart(),
+    userPane: () => session.userPane(),
     close: () => session.close(),
   };
 });

@@ -47,6 +47,13 @@ export interface FakeZellij {
   update(fn: (state: FakeState) => void): Promise<void>;
   /** A backend on this session, muxbridge running in pane `terminal_0` (`run`: its runner). */
   backend(flags?: ConfigLayer, identity?: Identity, run?: Runner): Backend;
+  /**
+   * "Restarts" the session: its pane programs are killed and a new server of the same name
+   * starts a minute later than the last (its pane ids count from the start again).
+   */
+  restart(): Promise<void>;
+  /** Opens a pane of the user's through the fake CLI, running `sleep 424242`. */
+  userPane(): Promise<{ paneId: string; pid: number }>;
   /** Kills every pane program and removes the directory. */
   close(): Promise<void>;
 }
@@ -59,6 +66,8 @@ export interface FakeState {
   serverEnv: Record<string, string>;
   sessions: Record<string, {
     name: string;
+    /** When its server started (seconds since the epoch): `list-sessions` shows the age. */
+    created?: number;
     nextTerminal: number;
     tabs: Array<{ id: number; position: number; name: string; active?: boolean }>;
     panes: Array<{
@@ -94,21 +103,22 @@ export function insideSession(): Identity {
  */
 export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<FakeZellij> {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-zellij-" });
+  const freshSession = (created: number): FakeState["sessions"][string] => ({
+    name: FAKE_SESSION,
+    created,
+    nextTerminal: 1,
+    tabs: [{ id: 0, position: 0, name: "Tab #1", active: true }],
+    panes: [
+      { id: 0, plugin: false, tab_id: 0, title: "~", exited: false, focused: true },
+      { id: 1, plugin: true, tab_id: 0, title: "tab-bar", exited: false, focused: false },
+    ],
+  });
   const initial: FakeState = {
     version: options.version ?? "0.45.0",
     // zellij panes get the server's environment, not the caller's: a small, fixed one.
     serverEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8" },
-    sessions: {
-      [FAKE_SESSION]: {
-        name: FAKE_SESSION,
-        nextTerminal: 1,
-        tabs: [{ id: 0, position: 0, name: "Tab #1", active: true }],
-        panes: [
-          { id: 0, plugin: false, tab_id: 0, title: "~", exited: false, focused: true },
-          { id: 1, plugin: true, tab_id: 0, title: "tab-bar", exited: false, focused: false },
-        ],
-      },
-    },
+    // A session that has run for an hour.
+    sessions: { [FAKE_SESSION]: freshSession(Math.floor(Date.now() / 1000) - 3600) },
   };
   const files = await writeFakeCliFiles(dir, "FAKE_ZELLIJ", initial);
   const { statePath, env, runner } = files;
@@ -140,6 +150,30 @@ export async function startFakeZellij(options: FakeZellijOptions = {}): Promise<
         log: silentLogger,
       };
       return createZellijBackend(deps);
+    },
+    async restart() {
+      const state = await files.readState();
+      const old = state.sessions[FAKE_SESSION];
+      for (const pane of old?.panes ?? []) {
+        if (pane.pid === undefined) continue;
+        try {
+          Deno.kill(-pane.pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+      const created = Math.min(Math.floor(Date.now() / 1000), (old?.created ?? 0) + 60);
+      await files.update((s) => void (s.sessions[FAKE_SESSION] = freshSession(created)));
+    },
+    async userPane() {
+      const r = await runner(
+        [FAKE_ZELLIJ, "--session", FAKE_SESSION, "action", "new-pane", "--", "sleep", "424242"],
+        { timeoutMs: 10_000 },
+      );
+      const paneId = r.stdout.trim();
+      const id = Number(/^terminal_(\d+)$/.exec(paneId)?.[1]);
+      const pane = (await files.readState()).sessions[FAKE_SESSION].panes
+        .find((p) => !p.plugin && p.id === id);
+      if (pane?.pid === undefined) throw new Error(`the fake opened no user pane: ${r.stderr}`);
+      return { paneId, pid: pane.pid };
     },
     async close() {
       try {

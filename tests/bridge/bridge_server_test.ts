@@ -157,6 +157,9 @@ function start(
   };
 }
 
+/** The spawn token of every test pane below (the fake shows it, as tmux's start command does). */
+const TOKEN = "0123456789abcdef0123456789abcdef";
+
 function record(paneId: string, sessionId: string, owner: string): PaneRecordInput {
   return {
     sessionId,
@@ -167,6 +170,9 @@ function record(paneId: string, sessionId: string, owner: string): PaneRecordInp
     owner,
     server: URL,
     directory: "/srv/project",
+    // What the bridge that opened it recorded: the fake's instance and the pane's token.
+    token: TOKEN,
+    instance: { address: "fake tmux", stamp: "server 1" },
   };
 }
 
@@ -181,6 +187,7 @@ function leftPane(backend: FakeBackend, paneId: string, sessionId: string, owner
       cwd: "/",
       env: {},
       owner,
+      token: TOKEN,
     },
     title: "t",
     dead: false,

@@ -323,6 +323,87 @@ Deno.test("parseLine() ignores event types muxbridge does not act on", () => {
   }
 });
 
+// ---------------------------------------------------------------- requests for the user
+
+/** Events shaped as OpenCode 1.18.33 publishes them (`permission/index.ts`, `question/index.ts`). */
+const ASKED_PERMISSION = {
+  type: "permission.asked",
+  properties: {
+    id: "per_1a2b",
+    sessionID: CHILD,
+    permission: "bash",
+    patterns: ["rm -rf /"],
+    metadata: { command: "rm -rf /" },
+    always: ["rm *"],
+    tool: { messageID: "msg_1", callID: "call_1" },
+  },
+};
+
+Deno.test("parseLine() reads the events that open and end a request for the user (1.x)", () => {
+  const open = (what: string, requestId: string) => ({
+    kind: "attention",
+    sessionId: CHILD,
+    requestId,
+    what,
+    open: true,
+  });
+  const close = (what: string, requestId: string) => ({ ...open(what, requestId), open: false });
+  assert.deepEqual(parseLine(JSON.stringify(ASKED_PERMISSION)), open("permission", "per_1a2b"));
+  assert.deepEqual(
+    parseLine(JSON.stringify({
+      type: "permission.replied",
+      properties: { sessionID: CHILD, requestID: "per_1a2b", reply: "reject" },
+    })),
+    close("permission", "per_1a2b"),
+  );
+  assert.deepEqual(
+    parseLine(JSON.stringify({
+      type: "question.asked",
+      properties: {
+        id: "que_9",
+        sessionID: CHILD,
+        questions: [{ question: "Which?", header: "Pick", options: [] }],
+      },
+    })),
+    open("question", "que_9"),
+  );
+  for (const type of ["question.replied", "question.rejected"]) {
+    assert.deepEqual(
+      parseLine(JSON.stringify({
+        type,
+        properties: { sessionID: CHILD, requestID: "que_9", answers: [["a"]] },
+      })),
+      close("question", "que_9"),
+    );
+  }
+  // As the plugin forwards them: the ids alone.
+  assert.deepEqual(
+    parseLine('{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_c"}}'),
+    { kind: "attention", sessionId: "ses_c", requestId: "per_2", what: "permission", open: true },
+  );
+});
+
+Deno.test("parseLine() refuses a request event without usable ids, and ignores other permission.* types", () => {
+  const bad: Array<[unknown, RegExp]> = [
+    [{ type: "permission.asked", properties: { id: "per_1" } }, /properties\.sessionID/],
+    [{ type: "permission.asked", properties: { sessionID: CHILD } }, /properties\.id/],
+    [{ type: "permission.replied", properties: { sessionID: CHILD, id: "per_1" } }, /requestID/],
+    [{ type: "question.asked", properties: "x" }, /properties\.sessionID/],
+    [{ type: "question.rejected" }, /properties\.sessionID/],
+    [{ type: "permission.asked", properties: { id: "per_1", sessionID: "-rf" } }, /-rf/],
+    [{ type: "permission.asked", properties: { id: "-x;rm", sessionID: CHILD } }, /request id/],
+    [{ type: "permission.asked", properties: { id: "p".repeat(201), sessionID: CHILD } }, /id/],
+    [{ type: "permission.asked", properties: { id: 7, sessionID: CHILD } }, /id/],
+  ];
+  for (const [event, pattern] of bad) invalidMessage(parseLine(JSON.stringify(event)), pattern);
+  for (const type of ["permission.updated", "question.something", "permission"]) {
+    assert.deepEqual(parseLine(JSON.stringify({ type, properties: {} })), {
+      kind: "ignored",
+      type,
+    });
+  }
+});
+
 // ---------------------------------------------------------------- control messages, strictly
 
 Deno.test("parseLine() reads bridge.hello with auth and config", () => {
@@ -494,6 +575,11 @@ Deno.test("protocolJsonSchema() holds every message type, in and out", () => {
     "session.deleted",
     "session.status",
     "session.idle",
+    "permission.asked",
+    "permission.replied",
+    "question.asked",
+    "question.replied",
+    "question.rejected",
     "session.created",
     "session.renamed",
     "bridge.hello",

@@ -197,6 +197,42 @@ Deno.test("envLayer() reads only the three contract variables", () => {
   );
 });
 
+// ---------------------------------------------------------------- attention
+
+Deno.test("resolveConfig() rings the bell by default, focuses nothing and runs no command", () => {
+  const config = resolveConfig({ env: noEnv });
+  assert.equal(config.attention_bell, true);
+  assert.equal(config.attention_focus, false);
+  assert.equal(config.attention_command, undefined);
+});
+
+Deno.test("resolveConfig() takes attention_command as argv from a file, never from bridge.hello", () => {
+  const argv = ["notify-send", "OpenCode needs you"];
+  const file = resolveConfig({ env: noEnv, file: { ...FILE, data: { attention_command: argv } } });
+  assert.deepEqual(file.attention_command, argv);
+  assert.throws(() => resolveConfig({ env: noEnv, hello: { attention_command: argv } }), {
+    ...invalidConfig,
+    message: /key "attention_command" names a program to run/,
+  });
+  // bridge.hello may still tune the bell and the focus.
+  const hello = resolveConfig({
+    env: noEnv,
+    hello: { attention_bell: false, attention_focus: true },
+  });
+  assert.equal(hello.attention_bell, false);
+  assert.equal(hello.attention_focus, true);
+});
+
+Deno.test("resolveConfig() refuses an attention_command that is no argv", () => {
+  for (const bad of [[], [""], "notify-send", ["a\0b"], [1]]) {
+    assert.throws(
+      () => resolveConfig({ env: noEnv, file: { ...FILE, data: { attention_command: bad } } }),
+      { ...invalidConfig, message: /attention_command/ },
+      JSON.stringify(bad),
+    );
+  }
+});
+
 // ---------------------------------------------------------------- errors
 
 Deno.test("resolveConfig() refuses an unknown top-level key, naming it and the file", () => {

@@ -9,6 +9,7 @@ import type {
   Backend,
   Capabilities,
   Check,
+  Instance,
   LayoutRequest,
   LayoutResult,
   PaneInfo,
@@ -42,7 +43,7 @@ export interface FakeBackend extends Backend {
   log: string[];
   /** Makes the next N calls of an operation fail with this error. */
   failNext(
-    op: "spawn" | "kill" | "interrupt" | "inspect" | "setTitle" | "findSpawned",
+    op: "spawn" | "kill" | "interrupt" | "inspect" | "setTitle" | "findSpawned" | "instance",
     err: MuxError,
     times?: number,
   ): void;
@@ -62,6 +63,11 @@ export interface FakeBackend extends Backend {
   layouts: LayoutRequest[];
   /** Whether programs exit on interrupt (default true). */
   exitsOnInterrupt: boolean;
+  /**
+   * The instance `instance()` reports (default `{ address: "fake <name>", stamp: "server 1" }`); null: it cannot
+   * tell. A test "restarts the multiplexer" by changing it.
+   */
+  instanceNow: Instance | null;
 }
 
 /**
@@ -100,6 +106,12 @@ export function createFakeBackend(
       focusSafe: true,
       spawnToken: true,
       ...caps,
+    },
+    ownership: { instance: "fake", pid: "multiplexer" },
+    instanceNow: { address: `fake ${name}`, stamp: "server 1" },
+    instance(): Promise<Instance | null> {
+      fail("instance");
+      return Promise.resolve(fake.instanceNow);
     },
     panes: new Map(),
     log: [],
@@ -172,6 +184,8 @@ export function createFakeBackend(
             title: p.title,
             sessionId: p.req.sessionId,
             owner: p.req.owner,
+            // As a multiplexer that keeps the start command shows it.
+            token: p.req.token ?? null,
           }
           : null,
       );

@@ -2,7 +2,8 @@
  * A fake OpenCode server, either line: the three routes muxbridge calls, shaped like the real
  * server's answers. 1.x (`/global/health`, `/session/status`, `/session/:id`): idle sessions are
  * absent from the status map, a deleted session is a 404 with a NotFoundError body, retry is
- * `{type:"retry",…}`. 2.x (`/api/info`, `/api/session/active`, `/api/session/{id}`, Basic auth on
+ * `{type:"retry",…}`; when a test sets them, the lists of pending requests `/permission` and
+ * `/question` (bare arrays of the asked events' `properties`, as on 1.18.33). 2.x (`/api/info`, `/api/session/active`, `/api/session/{id}`, Basic auth on
  * `/api/*` only): the active map lists running sessions as `{type:"running"}`, every other path
  * answers the web UI's page (`docs/opencode.md`). A test flips it between up,
  * down (connection refused), hanging (accepted, never answered: the server before its listening
@@ -28,6 +29,8 @@ export interface FakeOpencode {
   mode: FakeMode;
   /** Which OpenCode line it plays. @default 1 */
   line: 1 | 2;
+  /** 2.x: the non-builtin plugins `GET /api/plugin` lists. @default none */
+  plugins: Array<Record<string, unknown>>;
   /** The version `/global/health` reports (null: the field is left out). @default "1.18.33" */
   version: string | null;
   /** Sessions `GET /session/:id` knows; every other id is a 404 (unless `knowAll`). */
@@ -38,6 +41,11 @@ export interface FakeOpencode {
   removed: Set<string>;
   /** Busy or retrying sessions (`/session/status`); everything else is absent (idle). */
   status: Map<string, "busy" | "retry">;
+  /**
+   * The pending permission requests and questions (`GET /permission`, `GET /question`), as
+   * OpenCode lists them; null: the route answers 404. @default null
+   */
+  pending: { permission: unknown[]; question: unknown[] } | null;
   /** When set, only these credentials are accepted (else 401). */
   password: string | null;
   /** Requests so far: `GET <path+query>`. */
@@ -64,11 +72,13 @@ export function createFakeOpencode(): FakeOpencode {
   const fake: FakeOpencode = {
     mode: "up",
     line: 1,
+    plugins: [],
     version: "1.18.33",
     known: new Set(),
     knowAll: false,
     removed: new Set(),
     status: new Map(),
+    pending: null,
     password: null,
     requests: [],
     authorizations: [],
@@ -116,6 +126,11 @@ export function createFakeOpencode(): FakeOpencode {
         }
         return Promise.resolve(json(map));
       }
+      if ((url.pathname === "/permission" || url.pathname === "/question") && fake.pending) {
+        return Promise.resolve(
+          json(fake.pending[url.pathname === "/permission" ? "permission" : "question"]),
+        );
+      }
       const m = /^\/session\/([^/]+)$/.exec(url.pathname);
       if (m) {
         const id = decodeURIComponent(m[1]);
@@ -153,6 +168,16 @@ function v2(fake: FakeOpencode, url: URL, auth: string | null): Response {
   }
   if (url.pathname === "/api/info") {
     return json({ version: fake.version ?? "2.1.2", pid: 4242, urls: [url.origin] });
+  }
+  if (
+    (url.pathname === "/api/permission/request" || url.pathname === "/api/form") && fake.pending
+  ) {
+    const directory = url.searchParams.get("location[directory]") ?? "/";
+    const list = fake.pending[url.pathname === "/api/form" ? "question" : "permission"];
+    return json({ location: { directory }, data: list });
+  }
+  if (url.pathname === "/api/plugin") {
+    return json({ location: { directory: "/" }, data: fake.plugins });
   }
   if (url.pathname === "/api/session/active") {
     const data: Record<string, unknown> = {};

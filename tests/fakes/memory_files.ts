@@ -146,6 +146,19 @@ export function memoryFiles(initial: Record<string, string> = {}): MemoryFiles {
       const at = real(path);
       return files.has(at) || dirs.has(at) ? at : null;
     },
+    copyAtomic(from, to, mode) {
+      guard(to);
+      const f = files.get(real(from));
+      if (!f) throw new MuxError("write_failed", `Cannot copy "${from}": no such file`);
+      addDirs(dirname(to));
+      files.set(to, { text: f.text, mode });
+      writes.push(to);
+    },
+    sameContent(a, b) {
+      const fa = files.get(real(a));
+      const fb = files.get(real(b));
+      return fa !== undefined && fb !== undefined && fa.text === fb.text;
+    },
     removeTree(path) {
       guard(path);
       const prefix = `${path}/`;

@@ -42,6 +42,8 @@ export interface FakeProcesses extends Processes {
   starts: Map<number, string>;
   /** Signals each pid survives (SIGKILL too, as a process stuck in the kernel does). */
   ignores: Map<number, Set<string>>;
+  /** Environments by pid (none: unreadable). */
+  environs: Map<number, Record<string, string>>;
 }
 
 /** A process seam where the given pids are alive and signals are recorded. */
@@ -50,6 +52,7 @@ export function fakeProcesses(alive: Iterable<number> = []): FakeProcesses {
   const leaders = new Map<number, number>();
   const starts = new Map<number, string>();
   const ignores = new Map<number, Set<string>>();
+  const environs = new Map<number, Record<string, string>>();
   const signals: string[] = [];
   const members = (leader: number) =>
     [...living].filter((p) => p === leader || leaders.get(p) === leader);
@@ -62,6 +65,7 @@ export function fakeProcesses(alive: Iterable<number> = []): FakeProcesses {
     leaders,
     starts,
     ignores,
+    environs,
     signals,
     alive: (pid) => living.has(pid),
     startTime: (pid) => (living.has(pid) ? starts.get(pid) ?? "100" : undefined),
@@ -70,5 +74,6 @@ export function fakeProcesses(alive: Iterable<number> = []): FakeProcesses {
       for (const p of group ? members(pid) : [pid]) deliver(p, sig);
     },
     members,
+    environ: (pid) => (living.has(pid) ? environs.get(pid) : undefined),
   };
 }

@@ -44,6 +44,11 @@ export interface KittyServer {
   windowIds(): Promise<string[]>;
   /** Closes every window but the anchor and waits until they are gone (bounded). */
   closeOthers(): Promise<void>;
+  /**
+   * Stops kitty (its windows' programs first) and starts a new one on the same address: window
+   * ids count from 1 again ({@linkcode KittyServer.anchorWindow} is the new first window).
+   */
+  restart(): Promise<void>;
   /** Stops kitty and Xvfb and removes the directory. */
   close(): Promise<void>;
   /** Kills kitty's process group and removes the directory at once (for `unload`). */
@@ -117,39 +122,44 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
   const rc = (args: readonly string[]) =>
     runner(["kitty", "@", "--to", address, ...args], { timeoutMs: 30_000 });
   const layouts = options.layouts ? ["-o", `enabled_layouts=${options.layouts.join(",")}`] : [];
-  // setsid: kitty, xvfb-run and Xvfb share one new process group, stopped as one.
-  const child = new Deno.Command("setsid", {
-    args: [
-      "xvfb-run",
-      "-a",
-      "-s",
-      "-screen 0 1280x800x24",
-      "kitty",
-      "--config",
-      "NONE",
-      "-o",
-      "allow_remote_control=yes",
-      ...layouts,
-      "--listen-on",
-      address,
-      "--directory",
-      dir,
-      ...(options.program ?? ["sleep", "100000"]),
-    ],
-    env,
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
-  const group = child.pid;
+  const args = [
+    "xvfb-run",
+    "-a",
+    "-s",
+    "-screen 0 1280x800x24",
+    "kitty",
+    "--config",
+    "NONE",
+    "-o",
+    "allow_remote_control=yes",
+    ...layouts,
+    "--listen-on",
+    address,
+    "--directory",
+    dir,
+    ...(options.program ?? ["sleep", "100000"]),
+  ];
+  // One kitty (with its xvfb-run and Xvfb) at a time; `restart` starts another.
+  let run!: { group: number; exited: boolean; status: Promise<Deno.CommandStatus> };
+  const launch = () => {
+    // setsid: kitty, xvfb-run and Xvfb share one new process group, stopped as one.
+    const child = new Deno.Command("setsid", {
+      args,
+      env,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const current = { group: child.pid, exited: false, status: child.status };
+    current.status = child.status.then((s) => {
+      current.exited = true;
+      return s;
+    });
+    run = current;
+  };
   const signalGroup = (sig: Deno.Signal) => {
     try {
-      Deno.kill(-group, sig);
+      Deno.kill(-run.group, sig);
     } catch { /* gone */ }
   };
   const windowIds = async () => {
@@ -177,10 +187,8 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
       maxIntervalMs: 100,
     });
   };
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
+  /** Stops the running kitty and everything it started. */
+  const stop = async () => {
     // Window programs run in sessions of their own (one pty each): end them first.
     const listed = await rc(["ls"]).catch(() => undefined);
     if (listed?.code === 0) {
@@ -193,10 +201,11 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
       }
     }
     signalGroup("SIGTERM");
-    const stopped = await waitFor(clock, () => exited, { deadline: clock.now() + 5000 });
+    const stopped = await waitFor(clock, () => run.exited, { deadline: clock.now() + 5000 });
     if (!stopped) signalGroup("SIGKILL");
-    await status;
+    await run.status;
     // Xvfb and kitty are in the same group; make sure none is left.
+    const group = run.group;
     await waitFor(clock, () => !createProcesses().alive(group), { deadline: clock.now() + 2000 });
     signalGroup("SIGKILL");
     // kitty 0.26 forks a prewarm process into a session of its own, outside the group; it and
@@ -208,17 +217,26 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
       } catch { /* gone */ }
     }
     await waitFor(clock, () => processesOf(base).length === 0, { deadline: clock.now() + 3000 });
-    await Deno.remove(base, { recursive: true }).catch(() => {});
   };
-  try {
-    const ready = await waitFor(clock, async () => {
-      if (exited) throw new Error("kitty exited during start-up");
+  const ready = async () => {
+    const up = await waitFor(clock, async () => {
+      if (run.exited) throw new Error("kitty exited during start-up");
       if (!existsSync(socket)) return false;
       return (await rc(["ls"])).code === 0;
     }, { deadline: clock.now() + (options.startMs ?? 60_000), maxIntervalMs: 200 });
-    if (!ready) throw new Error("kitty did not answer on its socket in time");
-    const ids = await windowIds();
-    anchorWindow = ids[0];
+    if (!up) throw new Error("kitty did not answer on its socket in time");
+    anchorWindow = (await windowIds())[0];
+  };
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await stop();
+    await Deno.remove(base, { recursive: true }).catch(() => {});
+  };
+  launch();
+  try {
+    await ready();
     const killSync = () => {
       if (closed) return;
       closed = true;
@@ -232,7 +250,26 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
         Deno.removeSync(base, { recursive: true });
       } catch { /* gone */ }
     };
-    return { address, anchorWindow, dir, env, runner, rc, windowIds, closeOthers, close, killSync };
+    const server: KittyServer = {
+      address,
+      anchorWindow,
+      dir,
+      env,
+      runner,
+      rc,
+      windowIds,
+      closeOthers,
+      async restart() {
+        await stop();
+        await Deno.remove(socket).catch(() => {});
+        launch();
+        await ready();
+        server.anchorWindow = anchorWindow;
+      },
+      close,
+      killSync,
+    };
+    return server;
   } catch (err) {
     await close();
     throw err;

@@ -17,6 +17,13 @@
  * `task.childReply`. The parent's turn after the tool result ends with a short text. This is how
  * a real TUI gets a child without any HTTP call from the test.
  *
+ * With `task.children`, the parent's Nth child-starting call (from 0; the last entry repeats)
+ * starts a child of that entry's agent whose first turn calls that entry's tool instead (e.g.
+ * `bash` under a `"permission": {"bash": "ask"}` config, so the child waits for the user); its
+ * turn after the tool's result streams `task.childReply`. The child's prompt is then `task.prompt`
+ * and ` #N`. {@linkcode MockModel.childTools} records the tools each child request offered
+ * (whether a 1.x child may call `question`).
+ *
  * @module
  */
 
@@ -43,6 +50,22 @@ export interface MockTask {
    * delay (a long-running child) instead of pausing. @default none: it pauses
    */
   fillerWhileHeld?: string;
+  /**
+   * The children the parent's calls start, in turn (the last repeats): each one's agent and the
+   * tool its first turn calls. @default one `general` child that calls no tool
+   */
+  children?: readonly MockChild[];
+}
+
+/** A child a call of the parent starts (see {@linkcode MockTask.children}). */
+export interface MockChild {
+  /** The agent it runs (1.x `subagent_type`, 2.x `agent`). @default "general" */
+  agent?: string;
+  /**
+   * Its first turn calls this tool instead of streaming text; its turn after the tool's result
+   * streams {@linkcode MockTask.childReply}. @default none
+   */
+  tool?: ToolCall;
 }
 
 /** Options of {@linkcode startMockModel}. */
@@ -70,9 +93,14 @@ export interface MockModel {
    * `reply`, with `performance.now()` at their last chunk.
    */
   readonly ended: ReadonlyArray<{ kind: "task" | "child" | "reply"; at: number }>;
+  /** The tool names each child request offered, in request order. */
+  readonly childTools: ReadonlyArray<readonly string[]>;
   /** Sets the per-chunk delay for later streams. */
   setChunkDelay(ms: number): void;
-  /** From now on, streams stop before their last chunk until {@linkcode MockModel.release}. */
+  /**
+   * From now on, streams stop before their last chunk (a child's tool call: before it) until
+   * {@linkcode MockModel.release}.
+   */
   hold(): void;
   /** Lets every held stream finish, and stops holding new ones. */
   release(): void;
@@ -93,8 +121,8 @@ export type ChildTool = "task" | "subagent";
 
 /** A tool call the mock streams: the tool's name and its arguments. */
 export interface ToolCall {
-  /** `task` or `subagent`. */
-  name: ChildTool;
+  /** `task` or `subagent`, or a child's tool (`bash`, `question`, …). */
+  name: string;
   /** The arguments, in the shape that OpenCode line's tool takes. */
   arguments: Record<string, unknown>;
 }
@@ -114,13 +142,42 @@ export function offeredChildTool(tools: unknown): ChildTool | null {
   return names.has("subagent") ? "subagent" : names.has("task") ? "task" : null;
 }
 
+/** The names of the tools a request offers. */
+export function toolNames(tools: unknown): string[] {
+  return (Array.isArray(tools) ? tools : []).flatMap((t) => {
+    const name = (t as { function?: { name?: unknown } } | null)?.function?.name;
+    return typeof name === "string" ? [name] : [];
+  });
+}
+
+/**
+ * Which child of the task a request is a turn of (its user text holds the task's prompt, then
+ * ` #N`), or null for the parent.
+ */
+export function childTurn(body: { messages?: unknown[] }, task: MockTask): number | null {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const text = messages.filter((m) => (m as { role?: string })?.role === "user")
+    .map(messageText).join("\n");
+  const at = text.indexOf(task.prompt);
+  if (at < 0) return null;
+  return Number(/^ #(\d+)/.exec(text.slice(at + task.prompt.length))?.[1] ?? 0);
+}
+
+/** The child the Nth call of the parent starts. */
+function childOf(task: MockTask, n: number): MockChild {
+  const children = task.children ?? [];
+  return children[Math.min(n, children.length - 1)] ?? {};
+}
+
 /**
  * What a streamed turn of a `task` model says.
  *
  * @param body The chat-completions request (its `messages` and `tools`).
  * @param task The `task` settings.
- * @returns A call of the offered child-starting tool (the parent's first turn), text (the
- *   child's turn, or the parent's turn after the tool result), or null for the default reply.
+ * @param calls How many children the parent started before (which one the next call starts).
+ * @returns A call of the offered child-starting tool (the parent's first turn) or of a child's
+ *   own tool (its first turn, {@linkcode MockTask.children}), text (the child's turn, or the
+ *   parent's turn after the tool result), or null for the default reply.
  *
  * @example The 2.x tool when the request offers it
  * ```ts
@@ -135,28 +192,36 @@ export function offeredChildTool(tools: unknown): ChildTool | null {
 export function taskTurn(
   body: { messages?: unknown[]; tools?: unknown[] },
   task: MockTask,
+  calls = 0,
 ): { tool: ToolCall } | { text: string } | null {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1) as { role?: string } | undefined;
   const offered = offeredChildTool(body.tools);
+  const child = childTurn(body, task);
+  if (child !== null) {
+    const tool = childOf(task, child).tool;
+    return tool && last?.role !== "tool" && toolNames(body.tools).includes(tool.name)
+      ? { tool }
+      : { text: task.childReply };
+  }
   if (last?.role === "tool") return { text: "The child is done." };
-  const userText = messages.filter((m) => (m as { role?: string })?.role === "user")
-    .map(messageText).join("\n");
-  if (userText.includes(task.prompt)) return { text: task.childReply };
   if (last?.role === "user" && offered && messageText(last).includes(TASK_TRIGGER)) {
     const description = task.description ?? "muxbridge probe";
+    // Each child of `children` is told its number; without them the prompt is as given.
+    const prompt = task.children ? `${task.prompt} #${calls}` : task.prompt;
+    const agent = childOf(task, calls).agent ?? "general";
     return {
       tool: offered === "task"
         ? {
           name: "task",
-          arguments: { description, prompt: task.prompt, subagent_type: "general" },
+          arguments: { description, prompt, subagent_type: agent },
         }
         : {
           name: "subagent",
           arguments: {
-            agent: "general",
+            agent,
             description,
-            prompt: task.prompt,
+            prompt,
             ...(task.background ? { background: true } : {}),
           },
         },
@@ -177,6 +242,9 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
   let streams = 0;
   let held = 0;
   let childFailures = 0;
+  /** Children the parent started so far. */
+  let calls = 0;
+  const childTools: string[][] = [];
   const ended: Array<{ kind: "task" | "child" | "reply"; at: number }> = [];
   let gate: { promise: Promise<void>; open: () => void } | null = null;
   // Pending delays, so that close() can end them at once instead of waiting them out.
@@ -212,11 +280,14 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         usage,
       });
     }
-    const turn = options.task ? taskTurn(body, options.task) : null;
-    const kind = turn && "tool" in turn
-      ? "task"
-      : turn && options.task && turn.text === options.task.childReply
+    const turn = options.task ? taskTurn(body, options.task, calls) : null;
+    const child = options.task !== undefined && childTurn(body, options.task) !== null;
+    if (child) childTools.push(toolNames(body.tools));
+    if (turn && "tool" in turn && !child) calls++;
+    const kind = child || (turn && "text" in turn && turn.text === options.task?.childReply)
       ? "child"
+      : turn && "tool" in turn
+      ? "task"
       : "reply";
     const failure = options.task?.childFailure;
     if (kind === "child" && failure && childFailures < failure.times) {
@@ -243,6 +314,12 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
         };
         send({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
         if (turn && "tool" in turn) {
+          if (myGate && child) {
+            // A held child calls its tool only once released (its pane may attach first).
+            held++;
+            await myGate.promise;
+            held--;
+          }
           send({
             choices: [{
               index: 0,
@@ -262,7 +339,8 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
           });
           send({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] });
           send({ choices: [], usage });
-          ended.push({ kind, at: performance.now() });
+          // A child's tool call is no end of its turn: its reply follows the tool's result.
+          if (!child) ended.push({ kind, at: performance.now() });
           if (!cancelled) {
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
             controller.close();
@@ -323,6 +401,7 @@ export function startMockModel(options: MockModelOptions = {}): MockModel {
       return held;
     },
     ended,
+    childTools,
     setChunkDelay: (ms) => (delay = ms),
     hold() {
       if (gate) return;

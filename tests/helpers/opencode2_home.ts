@@ -101,6 +101,8 @@ export interface Opencode2HomeOptions {
   port?: number;
   /** The service's password. @default a random one */
   password?: string;
+  /** More top-level keys of OpenCode's config (e.g. `permission`). @default none */
+  config?: Record<string, unknown>;
 }
 
 /** A prepared 2.x home. */
@@ -198,6 +200,7 @@ export async function prepareOpencode2Home(
           },
         },
       },
+      ...options.config,
     }),
   );
   const port = options.port ?? freePort();

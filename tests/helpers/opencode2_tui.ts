@@ -76,6 +76,8 @@ export interface Tui2BoxOptions {
   task?: Partial<MockTask>;
   /** The private tmux window size. @default 220x50 */
   size?: { width: number; height: number };
+  /** More top-level keys of OpenCode's config (e.g. `permission`). @default none */
+  config?: Record<string, unknown>;
 }
 
 /** The box. */
@@ -165,7 +167,11 @@ export async function openTui2Box(options: Tui2BoxOptions = {}): Promise<Tui2Box
     if (errors.length > 0) throw errors[0];
   };
   try {
-    const home = await prepareOpencode2Home(base, { mockUrl: mock.baseUrl, toolCall: true });
+    const home = await prepareOpencode2Home(base, {
+      mockUrl: mock.baseUrl,
+      toolCall: true,
+      ...(options.config ? { config: options.config } : {}),
+    });
     tmux = await startTmuxServer({
       width: options.size?.width ?? 220,
       height: options.size?.height ?? 50,

@@ -23,6 +23,8 @@ export interface OpencodeHomeOptions {
   mockUrl: string;
   /** Whether the mock model may call tools (the TUI's parent turn calls `task`). */
   toolCall: boolean;
+  /** More top-level keys of OpenCode's config (e.g. `permission`). @default none */
+  config?: Record<string, unknown>;
 }
 
 async function git(cwd: string, args: string[]): Promise<void> {
@@ -89,6 +91,7 @@ export async function prepareOpencodeHome(
           },
         },
       },
+      ...options.config,
     }),
   );
   // OpenCode's installer skips when node_modules/ exists and the lock lists every dependency

@@ -14,7 +14,7 @@
  */
 
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
-import { type MockModel, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
+import { type MockChild, type MockModel, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
 import { prepareOpencodeHome, stopProcess } from "./opencode_home.ts";
 import { childrenOf, cmdline, opencodeBin } from "./opencode_server.ts";
 import { startTmuxServer, type TmuxServer } from "./tmux_server.ts";
@@ -101,14 +101,24 @@ export async function waitUntil(
   return clock.now() - t0;
 }
 
+/** Options of {@linkcode openTuiBox}. */
+export interface TuiBoxOptions {
+  /** The child's per-word delay (ms). @default 100 */
+  chunkDelayMs?: number;
+  /** The children the model's `task` calls start, in turn (`MockTask.children`). */
+  children?: readonly MockChild[];
+  /** More top-level keys of OpenCode's config (e.g. `permission`). @default none */
+  config?: Record<string, unknown>;
+}
+
 /**
  * Prepares the box (nothing of OpenCode runs yet).
  *
- * @param options The child's per-word delay (ms).
+ * @param options The mock model's child and OpenCode's config.
  * @returns The box; always `await close()`.
  * @throws {Error} When opencode is not installed.
  */
-export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promise<TuiBox> {
+export async function openTuiBox(options: TuiBoxOptions = {}): Promise<TuiBox> {
   const bin = opencodeBin();
   if (!bin) throw new Error("opencode is not installed: run `npm install` (opencode-ai)");
   const base = await Deno.makeTempDir({ prefix: "muxbridge-tui-" });
@@ -118,6 +128,7 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
       prompt: "child: say the marker",
       childReply: "the child starts",
       fillerWhileHeld: CHILD_MARKER,
+      ...(options.children ? { children: options.children } : {}),
     },
   });
   let tmux: TmuxServer | undefined;
@@ -130,7 +141,11 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
   };
   try {
     const env: Record<string, string> = {
-      ...await prepareOpencodeHome(base, { mockUrl: mock.baseUrl, toolCall: true }),
+      ...await prepareOpencodeHome(base, {
+        mockUrl: mock.baseUrl,
+        toolCall: true,
+        ...(options.config ? { config: options.config } : {}),
+      }),
       PATH: `${base}/bin:/usr/bin:/bin`,
       // Only for `deno run`: its module cache would otherwise start empty in the new HOME.
       DENO_DIR: Deno.env.get("DENO_DIR") ??
@@ -194,6 +209,7 @@ export async function openTuiBox(options: { chunkDelayMs?: number } = {}): Promi
       await waitUntil(
         "the TUI's prompt box",
         async () => /Ask anything/.test(await screen()),
+        // A bound on a hung start only: a loaded 2-core machine took over 60 s (seen).
         180_000,
         screen,
       );

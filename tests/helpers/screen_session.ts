@@ -23,6 +23,10 @@ export interface ScreenSession {
   run(args: readonly string[]): Promise<RunResult>;
   /** The numbers of the session's windows. */
   windows(): Promise<string[]>;
+  /** Quits the session and starts a new one of the same name (window numbers start again). */
+  restart(): Promise<void>;
+  /** Opens a window of the user's running `sleep 424242`: its number and the program's pid. */
+  userWindow(): Promise<{ paneId: string; pid: number }>;
   /** Ends the session and everything recorded in the state directory; removes the directories. */
   close(): Promise<void>;
 }
@@ -51,8 +55,14 @@ export async function startScreenSession(): Promise<ScreenSession> {
     const r = await screen(["-Q", "windows", "%n "]);
     return r.code === 0 ? r.stdout.trim().split(/\s+/).filter((w) => w !== "") : [];
   };
+  const userPids: number[] = [];
   const close = async () => {
     await screen(["-X", "quit"]).catch(() => {});
+    for (const pid of userPids) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
     try {
       for await (const e of Deno.readDir(stateDir)) {
         if (!e.name.endsWith(".pid")) continue;
@@ -64,7 +74,7 @@ export async function startScreenSession(): Promise<ScreenSession> {
     } catch { /* no state */ }
     await Deno.remove(base, { recursive: true }).catch(() => {});
   };
-  try {
+  const start = async () => {
     const started = await run(["screen", "-S", name, "-dm", "sh", "-c", "exec sleep 100000"], {
       timeoutMs: 30_000,
       env,
@@ -74,9 +84,38 @@ export async function startScreenSession(): Promise<ScreenSession> {
       deadline: clock.now() + 60_000,
     });
     if (!up) throw new Error(`screen session ${name} did not come up`);
+  };
+  const restart = async () => {
+    await screen(["-X", "quit"]);
+    await waitFor(clock, async () => (await windows()).length === 0, {
+      deadline: clock.now() + 10_000,
+    });
+    await start();
+  };
+  let users = 0;
+  const userWindow = async () => {
+    // A script file, so that screen's own parser never sees `$$`.
+    const script = `${base}/user-${++users}.sh`;
+    const pidFile = `${script}.pid`;
+    await Deno.writeTextFile(script, `echo $$ > '${pidFile}'\nexec sleep 424242\n`);
+    const before = new Set(await windows());
+    await screen(["-X", "screen", "/bin/sh", script]);
+    let found: { paneId: string; pid: number } | undefined;
+    await waitFor(clock, async () => {
+      const paneId = (await windows()).find((w) => !before.has(w));
+      const pid = Number(await Deno.readTextFile(pidFile).catch(() => ""));
+      if (paneId !== undefined && pid > 0) found = { paneId, pid };
+      return found !== undefined;
+    }, { deadline: clock.now() + 10_000 });
+    if (!found) throw new Error("the user's window did not come up");
+    userPids.push(found.pid);
+    return found;
+  };
+  try {
+    await start();
   } catch (err) {
     await close();
     throw err;
   }
-  return { name, dir, stateDir, env, run: screen, windows, close };
+  return { name, dir, stateDir, env, run: screen, windows, restart, userWindow, close };
 }

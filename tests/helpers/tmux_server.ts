@@ -50,6 +50,12 @@ export interface TmuxServer {
    * @returns Its `%N` id.
    */
   userPane(side?: "-h" | "-v"): Promise<string>;
+  /**
+   * Kills the server and starts a new one on the same socket with session `t` again: its panes
+   * (and the programs that end with them) are gone, and pane ids start again at `%0`, the
+   * anchor. {@linkcode TmuxServer.serverPid} is the new server's afterwards.
+   */
+  restart(): Promise<void>;
   /** Kills the server (if it still runs), waits for it to exit and removes the directories. */
   close(): Promise<void>;
 }
@@ -84,7 +90,7 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
     return r.stdout;
   };
   let serverPid: number | undefined;
-  const close = async () => {
+  const stop = async () => {
     await run(["kill-server"]).catch(() => {});
     if (serverPid !== undefined) {
       const pid = serverPid;
@@ -94,9 +100,12 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
       });
       if (!exited) Deno.kill(pid, "SIGKILL");
     }
+  };
+  const close = async () => {
+    await stop();
     await Deno.remove(base, { recursive: true }).catch(() => {});
   };
-  try {
+  const start = async () => {
     await tmux([
       "-f",
       "/dev/null",
@@ -121,10 +130,14 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
     ]);
     const [pid, anchorPane, socketPath] = info.trim().split("\t");
     serverPid = Number(pid);
-    return {
+    return { anchorPane, socketPath };
+  };
+  try {
+    const { anchorPane, socketPath } = await start();
+    const server: TmuxServer = {
       socketName,
       socketPath,
-      serverPid,
+      serverPid: serverPid!,
       anchorPane,
       dir,
       env,
@@ -145,8 +158,14 @@ export async function startTmuxServer(options: TmuxServerOptions = {}): Promise<
           "sleep",
           "100000",
         ])).trim(),
+      async restart() {
+        await stop();
+        await start();
+        server.serverPid = serverPid!;
+      },
       close,
     };
+    return server;
   } catch (err) {
     await close();
     throw err;

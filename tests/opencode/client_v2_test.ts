@@ -81,3 +81,26 @@ Deno.test("a 1.x server pays no extra request: its routes are tried first", asyn
     await srv.close();
   }
 });
+
+Deno.test("a 2.x client reads the pending permission requests and forms of a location", async () => {
+  const srv = serveFakeOpencode();
+  try {
+    srv.fake.line = 2;
+    srv.fake.version = "2.1.2";
+    srv.fake.pending = {
+      permission: [{ id: "per_1", sessionID: "ses_a", action: "shell", resources: [] }],
+      question: [{ id: "frm_1", sessionID: "ses_b", title: "Questions", fields: [] }, { id: 3 }],
+    };
+    const client = createOpencodeClient({ url: srv.url, fetch, line: 2 });
+    assert.deepEqual(await client.pendingRequests?.({ directory: "/p q" }), [
+      { sessionId: "ses_a", requestId: "per_1", kind: "permission" },
+      { sessionId: "ses_b", requestId: "frm_1", kind: "question" },
+    ]);
+    assert.ok(
+      srv.fake.requests.includes("GET /api/form?location%5Bdirectory%5D=%2Fp%20q"),
+      srv.fake.requests.join("; "),
+    );
+  } finally {
+    await srv.close();
+  }
+});

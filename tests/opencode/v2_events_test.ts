@@ -111,3 +111,61 @@ Deno.test("malformed or hostile 2.x events are refused with what is wrong, never
   });
   assert.equal(decodeEvent(longDir.type, longDir).kind, "invalid");
 });
+
+Deno.test("2.x permission and form events open and end a request, in the shapes 2.1.2 emits", () => {
+  const loc = { location: { directory: "/home/user/proj" } };
+  const lines: Array<[string, unknown, unknown]> = [
+    [
+      "permission.asked",
+      {
+        id: "per_24eb51bd2001CLs3LpoB2GYl6O",
+        sessionID: "ses_C",
+        action: "shell",
+        resources: ["echo hi"],
+        save: ["echo *"],
+        source: { type: "tool", messageID: "msg_1", id: "call_mock1" },
+      },
+      { requestId: "per_24eb51bd2001CLs3LpoB2GYl6O", what: "permission", open: true },
+    ],
+    [
+      "permission.replied",
+      { sessionID: "ses_C", requestID: "per_24eb51bd2001CLs3LpoB2GYl6O", reply: "once" },
+      { requestId: "per_24eb51bd2001CLs3LpoB2GYl6O", what: "permission", open: false },
+    ],
+    [
+      "form.created",
+      {
+        form: {
+          id: "frm_24eb57cef001758mb8gYAIUQIe",
+          sessionID: "ses_C",
+          title: "Questions",
+          metadata: { kind: "question" },
+          fields: [{ key: "q0", title: "Color", type: "string" }],
+        },
+      },
+      { requestId: "frm_24eb57cef001758mb8gYAIUQIe", what: "question", open: true },
+    ],
+    [
+      "form.replied",
+      { id: "frm_24eb57cef001758mb8gYAIUQIe", sessionID: "ses_C", answer: { q0: "red" } },
+      { requestId: "frm_24eb57cef001758mb8gYAIUQIe", what: "question", open: false },
+    ],
+    [
+      "form.cancelled",
+      { id: "frm_24eb5b30b001KGKe9CYRoxElIK", sessionID: "ses_C" },
+      { requestId: "frm_24eb5b30b001KGKe9CYRoxElIK", what: "question", open: false },
+    ],
+  ];
+  for (const [type, data, want] of lines) {
+    assert.deepEqual(
+      decodeEvent(type, ev(type, data, loc)),
+      { kind: "attention", sessionId: "ses_C", ...want as object },
+      type,
+    );
+  }
+  // A form's session id is nested in the form: one at the top does not count.
+  const flat = ev("form.created", { id: "frm_1", sessionID: "ses_C" });
+  assert.equal(decodeEvent(flat.type, flat).kind, "invalid");
+  const noId = ev("permission.asked", { sessionID: "ses_C" });
+  assert.equal(decodeEvent(noId.type, noId).kind, "invalid");
+});

@@ -264,6 +264,60 @@ Deno.test("closePane() still ends what an ended program left in its group, after
   assert.deepEqual([...processes.living], []);
 });
 
+/** A provider-like backend: its panes' pids are another program's word. */
+async function claimedPane(pid: number) {
+  const made = await paneWithPid(pid);
+  Object.assign(made.backend, { ownership: { instance: "fake", pid: "claimed" } });
+  return made;
+}
+
+const TOKEN = "0123456789abcdef0123456789abcdef";
+
+Deno.test("closePane() never signals a pid a backend only claims, without the pane's token in its environment", async () => {
+  const clock = createFakeClock();
+  // The pane "runs" 900: an unrelated process the backend names (a lying provider).
+  const processes = fakeProcesses([900]);
+  processes.ignores.set(900, new Set(["SIGHUP"]));
+  const { backend, paneId } = await claimedPane(900);
+  await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 100, clock, processes, token: TOKEN }),
+  );
+  const recorded = await claimedPane(900);
+  await settle(
+    clock,
+    closePane(recorded.backend, recorded.paneId, {
+      graceMs: 100,
+      clock,
+      processes,
+      pid: 900,
+      pidStart: "100",
+      token: TOKEN,
+    }),
+  );
+  assert.deepEqual(processes.signals, [], "nothing of 900 was signalled");
+  assert.ok(processes.alive(900));
+});
+
+Deno.test("closePane() ends a claimed pane's surviving program, one process at a time, while it carries the token", async () => {
+  const clock = createFakeClock();
+  const processes = fakeProcesses([910, 911, 912]);
+  processes.leaders.set(911, 910);
+  processes.leaders.set(912, 910);
+  for (const pid of [910, 911]) processes.environs.set(pid, { MUXBRIDGE_SPAWN_TOKEN: TOKEN });
+  // 912 is in the group but does not carry the token: left alone.
+  processes.environs.set(912, {});
+  const { backend, paneId } = await claimedPane(910);
+  backend.exitsOnInterrupt = true;
+  const result = await settle(
+    clock,
+    closePane(backend, paneId, { graceMs: 100, clock, processes, token: TOKEN }),
+  );
+  assert.equal(result.programTerminated, true);
+  assert.deepEqual(processes.signals, ["SIGTERM 910", "SIGTERM 911"]);
+  assert.ok(processes.alive(912));
+});
+
 Deno.test("closePane() with interrupt signal sends SIGTERM to the recorded program's group, not a typed Ctrl+C", async () => {
   const { backend, paneId } = await paneWithPid(777);
   const processes = fakeProcesses([777]);
@@ -301,5 +355,25 @@ Deno.test("closePane() with interrupt signal types Ctrl+C when the program is no
       interrupt: "signal",
     }),
   );
+  assert.ok(backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
+});
+
+Deno.test("closePane() with interrupt signal types Ctrl+C instead when the pid is a claim without the pane's token", async () => {
+  const { backend, paneId } = await claimedPane(920);
+  const processes = fakeProcesses([920]);
+  const clock = createFakeClock();
+  await settle(
+    clock,
+    closePane(backend, paneId, {
+      graceMs: 250,
+      clock,
+      processes,
+      pid: 920,
+      pidStart: "100",
+      token: TOKEN,
+      interrupt: "signal",
+    }),
+  );
+  assert.deepEqual(processes.signals, [], "nothing of 920 was signalled");
   assert.ok(backend.log.includes(`interrupt ${paneId}`), backend.log.join("; "));
 });

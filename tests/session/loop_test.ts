@@ -54,13 +54,15 @@ Deno.test("SessionLoop opens exactly one pane per child however created and busy
   const pane = [...h.backend.panes.values()][0];
   // The attach command, inside the start command that holds the pane when it fails.
   assert.deepEqual(pane.req.argv.slice(0, 4), ["/bin/sh", "-c", HOLD_SCRIPT, "muxbridge-hold"]);
-  assert.deepEqual(pane.req.argv.slice(4, 8), [
+  assert.deepEqual(pane.req.argv.slice(4, 9), [
     "30",
     "4",
     `/memory/exits/${pane.req.token}`,
     "1",
+    // The line the pane shows until the attach command draws.
+    '[muxbridge] attaching to "title of ses_a" (ses_a) on http://127.0.0.1:4096 …',
   ]);
-  assert.deepEqual(pane.req.argv.slice(8), [
+  assert.deepEqual(pane.req.argv.slice(9), [
     "opencode",
     "attach",
     "http://127.0.0.1:4096",

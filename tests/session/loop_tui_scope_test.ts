@@ -201,3 +201,27 @@ Deno.test("a 2.x failed turn shows [error] and then closes like an idle child", 
   await h.clock.advance(5000);
   assert.ok(said(h.out).includes("pane.closed ses_c idle"), said(h.out).join("; "));
 });
+
+Deno.test("a server whose password changed (a 2.x service restarted with a new one): the open panes restart with the new one", async () => {
+  const h = setup({ line: 2 });
+  h.loop.handle(view("ses_parent"));
+  h.server.busy("ses_c");
+  h.loop.handle(child("ses_c", "ses_parent"));
+  h.loop.handle(busy("ses_c"));
+  await h.clock.advance(100);
+  assert.deepEqual(said(h.out), ["pane.opened ses_c"]);
+  const first = [...h.backend.panes.values()][0];
+  assert.equal(first.req.env.OPENCODE_PASSWORD, "pw");
+  // The service restarts with another password; the plugin (or the service file) says so.
+  h.server.password = "new-pw";
+  h.loop.setContext({ ...h.loop.context, auth: { username: "opencode", password: "new-pw" } });
+  await h.clock.advance(2500); // the next poll uses the new credentials
+  assert.deepEqual(said(h.out), [
+    "pane.opened ses_c",
+    "pane.closed ses_c restart",
+    "pane.opened ses_c",
+  ]);
+  const panes = [...h.backend.panes.values()];
+  assert.equal(panes.length, 1);
+  assert.equal(panes[0].req.env.OPENCODE_PASSWORD, "new-pw");
+});

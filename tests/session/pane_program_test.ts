@@ -7,7 +7,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HOLD_NAME, HOLD_SCRIPT, holdArgv } from "../../lib/session/pane_program.ts";
+import {
+  attachingLine,
+  HOLD_NAME,
+  HOLD_SCRIPT,
+  holdArgv,
+  isHoldProgram,
+} from "../../lib/session/pane_program.ts";
 import { createRunner } from "../../lib/sys/exec.ts";
 import { createRandom, hostileString } from "../helpers/hostile.ts";
 import { requires, tool } from "../helpers/requires.ts";
@@ -28,12 +34,19 @@ Deno.test("holdArgv() puts the hold, the slack and the exit file before the prog
     "4",
     "",
     "0",
+    "",
     "opencode",
     "attach",
   ]);
   assert.deepEqual(
-    holdArgv(["x"], { holdMs: 0, slackMs: 2000, exitFile: "/s/e", ownsTitle: true }).slice(4),
-    ["0", "0", "/s/e", "1", "x"],
+    holdArgv(["x"], {
+      holdMs: 0,
+      slackMs: 2000,
+      exitFile: "/s/e",
+      ownsTitle: true,
+      banner: "[muxbridge] attaching",
+    }).slice(4),
+    ["0", "0", "/s/e", "1", "[muxbridge] attaching", "x"],
   );
   assert.deepEqual(holdArgv(["x"], { holdMs: 1 }).slice(4, 6), ["1", "2"]);
 });
@@ -63,6 +76,46 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "the start command shows its line before the program starts, byte for byte, and none when empty",
+  requires("sh", [tool("sh")]),
+  async () => {
+    const line = attachingLine('fix "%s" $HOME `x` -n', "ses_1", "http://127.0.0.1:4096");
+    const shown = await run(holdArgv(["printf", "program"], { holdMs: 0, banner: line }), {
+      timeoutMs: 10_000,
+    });
+    assert.equal(shown.stdout, `${line}\nprogram`);
+    const none = await run(holdArgv(["printf", "program"], { holdMs: 0 }), { timeoutMs: 10_000 });
+    assert.equal(none.stdout, "program");
+  },
+);
+
+Deno.test("attachingLine() names the title, the session and the server", () => {
+  assert.equal(
+    attachingLine("map the lib", "ses_1", "http://127.0.0.1:4096"),
+    '[muxbridge] attaching to "map the lib" (ses_1) on http://127.0.0.1:4096 …',
+  );
+  assert.equal(
+    attachingLine("", "ses_1", "http://127.0.0.1:4096"),
+    "[muxbridge] attaching to ses_1 on http://127.0.0.1:4096 …",
+  );
+});
+
+Deno.test("isHoldProgram() knows a pane's start command by its exit file, and nothing else", () => {
+  const argv = holdArgv(["opencode", "attach"], { holdMs: 30_000, exitFile: "/state/exits/ab" });
+  assert.equal(isHoldProgram(argv, "/state/exits/ab"), true);
+  assert.equal(isHoldProgram(argv, "/state/exits/cd"), false);
+  assert.equal(isHoldProgram(argv, ""), false);
+  assert.equal(isHoldProgram(holdArgv(["opencode"], { holdMs: 0 }), ""), false);
+  assert.equal(
+    isHoldProgram(
+      ["/bin/sh", "-c", "other", HOLD_NAME, "0", "0", "/state/exits/ab"],
+      "/state/exits/ab",
+    ),
+    false,
+  );
+});
 
 Deno.test(
   "the start command tells OpenCode to leave the title alone only when muxbridge owns it",

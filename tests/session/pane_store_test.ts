@@ -271,3 +271,33 @@ Deno.test(
     assert.throws(() => store.exitFile("../x"), RangeError);
   }),
 );
+
+Deno.test(
+  "PaneStore keeps the instance a pane opened on, and refuses a malformed one",
+  withDir((dir) => {
+    const store = createPaneStore(dir);
+    const instance = {
+      address: "/tmp/tmux-1000/default",
+      pid: 4120,
+      pidStart: "98765",
+      startedAt: [1796617811, 1796617811] as [number, number],
+    };
+    store.put(record("%1", { instance }));
+    assert.deepEqual(store.list().records[0].instance, instance);
+    for (
+      const bad of [
+        { address: "" },
+        { address: "s", pid: 0 },
+        { address: "s", pidStart: "12a" },
+        { address: "s", startedAt: [1] },
+        { address: "s\nforged" },
+        { address: "s", extra: 1 },
+      ]
+    ) {
+      assert.throws(
+        () => store.put(record("%2", { instance: bad as PaneRecordInput["instance"] })),
+        JSON.stringify(bad),
+      );
+    }
+  }),
+);

@@ -154,3 +154,19 @@ Deno.test("PaneWatch stop() ends it for good", async () => {
   assert.equal(h.calls.listOwned, 0);
   assert.equal(h.clock.pending(), 0);
 });
+
+Deno.test("PaneWatch reports a pane gone, and closes nothing, when its id now shows another program's token", async () => {
+  const h = setup({ marks: false });
+  const token = "0123456789abcdef0123456789abcdef";
+  const paneId = await h.add();
+  h.open.set(paneId, { ...h.open.get(paneId)!, token });
+  // A restarted multiplexer gave the id to a pane of the user's (no token in its start command).
+  const pane = h.backend.panes.get(paneId)!;
+  h.backend.panes.set(paneId, { ...pane, req: { ...pane.req, token: undefined } });
+  h.watch.ensure();
+  await h.clock.advance(2000);
+  assert.deepEqual(h.gone, [`${SID} ${paneId}`]);
+  assert.ok(h.backend.panes.has(paneId), "the user's pane stays");
+  assert.deepEqual(h.backend.log.filter((l) => /kill|interrupt/.test(l)), []);
+  assert.match(h.warnings.join("\n"), /did not start/);
+});

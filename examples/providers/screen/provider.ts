@@ -21,6 +21,9 @@
  * carries the spawn token and the script's name, which makes a window's id unique
  * (`<number>.<launch id>`: screen hands a closed window's number to the next one).
  *
+ * The instance it reports is the screen server's `<pid>.<name>` with its socket's inode (as
+ * `screen -ls` shows where it is): a restarted server numbers its windows from 0 again.
+ *
  * Two more quirks: `-X kill` and `-X stuff` exit 0 for a window that does not exist, so each
  * pane is looked up by listing first; and `-Q windows` without a format cuts titles to 20
  * characters and the answer to 1024 bytes, so a format is always given (fields separated by
@@ -154,6 +157,32 @@ async function soon<T>(check: () => Promise<T | undefined>): Promise<T | undefin
   return await check();
 }
 
+/**
+ * The screen server of the session, as text that changes when it restarts: `screen -ls` shows
+ * the session as `<pid>.<name>` and the directory of its socket, which each server creates anew
+ * (its inode tells it from a later one; the time `-ls` shows moves as the socket is touched). A
+ * new server numbers its windows from 0 again; muxbridge acts on a window it recorded only while
+ * this stays the same.
+ */
+async function instance(): Promise<string | undefined> {
+  const out = await new Deno.Command("screen", {
+    args: ["-ls"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    signal: AbortSignal.timeout(10_000),
+  }).output().catch(() => undefined);
+  const text = out ? new TextDecoder().decode(out.stdout) : "";
+  const dir = /Sockets? in (\/.*)\.\r?$/m.exec(text)?.[1];
+  for (const line of text.split("\n")) {
+    const m = /^\s+(\d+)\.(\S+)\s/.exec(line);
+    if (!dir || !m || (session !== m[2] && session !== `${m[1]}.${m[2]}`)) continue;
+    const socket = await Deno.lstat(`${dir}/${m[1]}.${m[2]}`).catch(() => undefined);
+    return socket?.ino ? `screen ${m[1]}.${m[2]} socket ${socket.ino}` : undefined;
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------- launch scripts
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -185,14 +214,17 @@ async function launchScript(argv: string[], cwd: string, env: Record<string, str
 // ---------------------------------------------------------------- methods
 
 const methods: Record<string, (p: Params) => Promise<unknown>> = {
-  initialize: () =>
-    Promise.resolve({
+  async initialize() {
+    const server = await instance();
+    return {
       protocolVersion: "1",
       provider: { name: "screen-example", version: "0.1.0" },
       // A new window becomes the session's current one: not focus-safe. No splits: no layout.
       capabilities: { layout: false, title: true, focusSafe: false, env: true, spawnToken: true },
       selfPaneId: null,
-    }),
+      ...(server ? { instance: server } : {}),
+    };
+  },
 
   async spawn(p) {
     const { argv, cwd, env, title, token } = p as {
@@ -237,7 +269,9 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
       const m = /^([0-9a-f]{12})\.pid$/.exec(e.name);
       if (m && !live.has(m[1])) await Deno.remove(`${stateDir}/${e.name}`).catch(() => {});
     }
-    return { panes };
+    // The session can be restarted while this provider runs: say which server answered.
+    const server = await instance();
+    return { panes, ...(server ? { instance: server } : {}) };
   },
 
   async interrupt(p) {

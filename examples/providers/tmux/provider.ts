@@ -18,6 +18,8 @@
  * - the spawn token rides in the pane's start command (`muxbridge-spawn=<token>`), which
  *   `#{pane_start_command}` shows for the pane's life.
  * - titles are literal: `select-pane -T` expands formats, so every run of `#` is doubled.
+ * - the instance is the server's socket path, pid and start time: a restarted server starts its
+ *   pane ids again, and muxbridge acts on a pane it recorded only while the instance is the same.
  *
  * @module
  */
@@ -127,16 +129,33 @@ async function splitTarget(anchor: string): Promise<string[]> {
   return best ? ["-v", "-t", best.id] : ["-h", "-t", anchor];
 }
 
+/** What `display-message -p` prints for the server: its socket path, pid and start time. */
+const SERVER_FORMAT = "#{socket_path} #{pid} #{start_time}";
+
+/**
+ * The server, as text that changes when it restarts: a restarted server hands out the same pane
+ * ids again, and muxbridge acts on a pane it recorded only while this stays the same.
+ */
+function serverText(line: string): string | undefined {
+  const text = line.trim();
+  return /^\/\S* \d+ \d+$/.test(text) ? `tmux ${text}` : undefined;
+}
+
 // ---------------------------------------------------------------- methods
 
 const methods: Record<string, (p: Params) => Promise<unknown>> = {
-  initialize: () =>
-    Promise.resolve({
+  async initialize() {
+    const server = serverText(
+      await tmux(["display-message", "-p", SERVER_FORMAT]).catch(() => ""),
+    );
+    return {
       protocolVersion: "1",
       provider: { name: "tmux-example", version: "0.1.0" },
       capabilities: { layout: true, title: true, focusSafe: true, env: true, spawnToken: true },
       selfPaneId: target,
-    }),
+      ...(server ? { instance: server } : {}),
+    };
+  },
 
   async spawn(p) {
     const { argv, cwd, env, title, token } = p as {
@@ -174,14 +193,22 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
   },
 
   async list() {
+    // The server's identity comes last, from the same client (the server can be restarted
+    // while this provider runs: each list says which one answered).
     const out = await tmux([
       "list-panes",
       "-a",
       "-F",
       "#{pane_id}\t#{pane_dead}\t#{pane_pid}\t#{pane_start_command}\t#{pane_title}",
+      ";",
+      "display-message",
+      "-p",
+      SERVER_FORMAT,
     ]);
+    const lines = out.trimEnd().split("\n");
+    const server = serverText(lines.pop() ?? "");
     const panes = [];
-    for (const line of out.split("\n")) {
+    for (const line of lines) {
       // The start command never holds a tab (tmux escapes it); the title comes last.
       const [id, dead, pid, start, ...title] = line.split("\t");
       if (!/^%\d+$/.test(id ?? "")) continue;
@@ -194,7 +221,7 @@ const methods: Record<string, (p: Params) => Promise<unknown>> = {
         ...(token ? { token } : {}),
       });
     }
-    return { panes };
+    return { panes, ...(server ? { instance: server } : {}) };
   },
 
   async interrupt(p) {

@@ -26,6 +26,7 @@ import { v2Installed } from "../../install/install_v2.ts";
 import { PLUGIN_V1, PLUGIN_V2_FILES } from "../../install/plugin_source.ts";
 import { toMuxError } from "../../sys/errors.ts";
 import type { CliDeps } from "./_command.ts";
+import { serviceChecks } from "./_doctor_service.ts";
 import { serverPasswordCheck } from "./_doctor_password.ts";
 
 /** The most of the plugin log read for the last run. */
@@ -287,6 +288,7 @@ export async function chainChecks(deps: CliDeps, config: Config): Promise<Check[
     ? []
     : [pluginCheck(files, at, deps.version)];
   if (v2) checks.push(v2);
+  checks.push(...await serviceChecks(deps, v2 !== null));
   if (v1 || v2) {
     const sidecar = v1 ? at.sidecar : join(at.v2Link, "muxbridge.json");
     checks.push(await binaryCheck(deps, files, sidecar));

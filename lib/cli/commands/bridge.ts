@@ -15,6 +15,7 @@ import { runCleanup } from "../../session/cleanup.ts";
 import { stateDir } from "../../config/config.ts";
 import { createLogger, fileSink, stderrSink } from "../../sys/log.ts";
 import { createPaneStore } from "../../session/pane_store.ts";
+import { createPaneBell } from "../../session/pane_bell.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import { selectBackend } from "../../backend/select.ts";
 import type { Command } from "./_command.ts";
@@ -91,6 +92,8 @@ export const bridgeCommand: Command = {
         owner,
         server: client,
         claims: createClaims(store.dir, owner),
+        run: deps.run,
+        bell: createPaneBell(),
       }),
       reclaim: (backend, grant, onCorrupt) =>
         runCleanup({
@@ -99,6 +102,7 @@ export const bridgeCommand: Command = {
           processes: deps.processes,
           client: (url, credentials) => client(url, credentials),
           ...(grant ? { grant } : {}),
+          serviceAuth: (server) => serviceCredentialsFor(server, deps.env),
           callerPanes: callerPanes(deps),
           clock: deps.clock,
           log,

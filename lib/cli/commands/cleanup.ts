@@ -4,7 +4,7 @@
  * @module
  */
 
-import { envCredentials } from "../../opencode/credentials.ts";
+import { envCredentials, serviceCredentialsFor } from "../../opencode/credentials.ts";
 import type { Backend } from "../../backend/backend.ts";
 import { runCleanup } from "../../session/cleanup.ts";
 import { selectBackend } from "../../backend/select.ts";
@@ -23,7 +23,9 @@ export const cleanupCommand: Command = {
     "For every owned pane whose owner process is dead: closes it when its session is deleted,",
     "idle, or its server does not answer; keeps it while the session is busy. Panes of a running",
     "bridge are never touched; panes from `muxbridge spawn` only with --all. Only recorded panes",
-    "are closed (multiplexer marks alone are not ownership), never the pane cleanup runs in.",
+    "are closed (multiplexer marks alone are not ownership), never the pane cleanup runs in, and",
+    "only while the live pane is provably the recorded one (the same multiplexer instance, the",
+    "recorded program): otherwise the pane is left alone and its record retired, with the reason.",
     "OPENCODE_SERVER_PASSWORD is sent only to the server --url names; records of any other",
     "server are checked without it.",
     "",
@@ -71,6 +73,7 @@ export const cleanupCommand: Command = {
       processes: deps.processes,
       client: (server, auth) => serverClient(deps, server, auth),
       ...(grant ? { grant } : {}),
+      serviceAuth: (server) => serviceCredentialsFor(server, deps.env),
       callerPanes: callerPanes(deps),
       clock: deps.clock,
       log: deps.log,
@@ -82,6 +85,11 @@ export const cleanupCommand: Command = {
     const lines = [
       ...report.closed.map((e) => `${verb} ${e.backend} ${e.paneId} (${e.sessionId}): ${e.reason}`),
       ...report.kept.map((e) => `kept ${e.backend} ${e.paneId} (${e.sessionId}): ${e.reason}`),
+      ...report.retired.map((e) =>
+        `${
+          inv.values["dry-run"] ? "would retire" : "retired"
+        } ${e.backend} ${e.paneId} (${e.sessionId}), left alone: ${e.reason}`
+      ),
     ];
     return { json: report, text: lines.length ? `${lines.join("\n")}\n` : "nothing to clean up\n" };
   },

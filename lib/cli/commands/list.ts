@@ -29,12 +29,17 @@ export interface ListRow {
   openedAt: string;
   /** `cli`, or the `<pid>:<start>` stamp of the bridge that opened it. */
   owner: string;
-  /** The child's state: busy, retry, idle, error, failed, or unknown (never recorded). */
+  /**
+   * The child's state: busy, retry, idle, error, waiting (for the user), failed, or unknown (never
+   * recorded).
+   */
   state: string;
   /** When it entered the state (absent for unknown). */
   since?: string;
   /** How long it has been in it, in milliseconds (absent for unknown). */
   forMs?: number;
+  /** For waiting: what the child asks the user for (`permission`, `question`). */
+  waitingFor?: string;
   /** For retry: the attempt (0: not known). */
   attempt?: number;
   /** For failed: the exit code of the pane's program. */
@@ -55,9 +60,10 @@ export const listCommand: Command = {
     "Reads the records under the state directory ($MUXBRIDGE_STATE_DIR, else",
     "$XDG_STATE_HOME/muxbridge): one row per owned pane, oldest first, with the child session,",
     "its title, the pane (backend and id), the child's live state (busy, retry N, idle, error,",
-    "failed (exit N), unknown), how long it has been in it, and the owner: the bridge's pid and",
-    "program while it runs, `(ended)` once it is gone, `muxbridge spawn` for a pane opened by",
-    "hand. --json adds the opening time, the state's start and more (one object per pane).",
+    "waiting (permission) or (question) for you, failed (exit N), unknown), how long it has been",
+    "in it, and the owner: the bridge's pid and program while it runs, `(ended)` once it is gone,",
+    "`muxbridge spawn` for a pane opened by hand. --json adds the opening time, the state's start",
+    "and more (one object per pane).",
     "",
     "Example:",
     "  muxbridge list",
@@ -90,7 +96,7 @@ function exampleOutput(): string[] {
   const row: ListRow = {
     sessionId: "ses_abc123",
     paneId: "%5",
-    backend: "tmux",
+    backend: "example", // not shown in the table
     title: "review",
     openedAt: "2026-08-30T12:00:00.000Z",
     owner: "6995:227182",
@@ -174,16 +180,18 @@ function row(r: PaneRecord, now: number): ListRow {
     owner: r.owner,
     state: s?.state ?? "unknown",
     ...(s ? { since: s.since, forMs: Math.max(0, now - since) } : {}),
+    ...(s?.waitingFor === undefined ? {} : { waitingFor: s.waitingFor }),
     ...(s?.attempt === undefined ? {} : { attempt: s.attempt }),
     ...(s?.exitCode === undefined ? {} : { exitCode: s.exitCode }),
     ...(r.stuck ? { stuck: true as const } : {}),
   };
 }
 
-/** `busy`, `retry 2`, `failed (exit 1)`, `unknown`. */
+/** `busy`, `retry 2`, `waiting (permission)`, `failed (exit 1)`, `unknown`. */
 function stateText(r: ListRow): string {
   if (r.state === "retry" && r.attempt) return `retry ${r.attempt}`;
   if (r.state === "failed" && r.exitCode !== undefined) return `failed (exit ${r.exitCode})`;
+  if (r.state === "waiting" && r.waitingFor !== undefined) return `waiting (${r.waitingFor})`;
   return r.state;
 }
 

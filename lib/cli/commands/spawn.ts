@@ -9,7 +9,7 @@ import { waitUntilReady } from "../../opencode/readiness.ts";
 import { MuxError } from "../../sys/errors.ts";
 import { cleanTitle } from "../../sys/validate.ts";
 import { spawnRecorded } from "../../session/lost_spawns.ts";
-import { holdArgv } from "../../session/pane_program.ts";
+import { attachingLine, holdArgv } from "../../session/pane_program.ts";
 import { ownerStamp } from "../../sys/processes.ts";
 import type { Command } from "./_command.ts";
 import { loadConfig, openBackend, paneStore, serverClient } from "./_context.ts";
@@ -94,6 +94,7 @@ export const spawnCommand: Command = {
       argv: holdArgv(program.argv, {
         holdMs: config.failed_pane_hold_ms,
         ownsTitle: backend.capabilities.title,
+        banner: attachingLine(title, sessionId, server.url),
       }),
       cwd: dir,
       env: program.env,
@@ -119,7 +120,7 @@ export const spawnCommand: Command = {
       await backend.dispose?.();
       throw spawned.error;
     }
-    const { pane, pending } = spawned;
+    const { pane, pending, instance } = spawned;
     // The stamp lets a later close or cleanup tell this program from a reuse of its pid.
     const pidStart = pane.pid !== undefined ? deps.processes.startTime(pane.pid) : undefined;
     store.put({
@@ -134,6 +135,9 @@ export const spawnCommand: Command = {
       ...(ready.line.id === 1 ? {} : { opencode: ready.line.id }),
       ...(pane.pid !== undefined ? { pid: pane.pid } : {}),
       ...(pidStart !== undefined ? { pidStart } : {}),
+      // What a later close or cleanup proves the pane by (lib/session/pane_proof.ts).
+      token: pending.token,
+      ...(instance ? { instance } : {}),
     });
     store.remove(backend.name, pending.paneId);
     await backend.dispose?.();

@@ -11,6 +11,21 @@ import { z } from "zod";
 import { isSessionId, MAX_DIRECTORY, SESSION_ID } from "../../sys/validate.ts";
 import type { DecodedEvent } from "../events.ts";
 import { retryAttempt, schemaError, sessionId } from "../_invalid.ts";
+import { answeredRow, askedRow, type AttentionTable, decodeAttention } from "../attention.ts";
+
+/**
+ * The 1.x events that open and end a request for the user, as OpenCode 1.18.33 publishes them
+ * (`packages/opencode/src/permission/index.ts` and `src/question/index.ts` upstream; seen live,
+ * `docs/attention.md`): an asked event carries the request as `properties` (`id`,
+ * `sessionID`); an answer carries `properties.requestID` and `properties.sessionID`.
+ */
+export const V1_ATTENTION: AttentionTable = {
+  "permission.asked": askedRow("permission"),
+  "permission.replied": answeredRow("permission"),
+  "question.asked": askedRow("question"),
+  "question.replied": answeredRow("question"),
+  "question.rejected": answeredRow("question"),
+};
 
 /**
  * `properties.info` of a session event (lenient).
@@ -101,7 +116,8 @@ function sessionEvent(
 }
 
 /**
- * Interprets an OpenCode `session.*` event (leniently).
+ * Interprets an OpenCode 1.x event muxbridge reads (leniently): `session.*`, and the events of
+ * {@linkcode V1_ATTENTION}.
  *
  * @param type Its `type`.
  * @param value The parsed line.
@@ -146,6 +162,6 @@ export function decodeV1Event(type: string, value: unknown): DecodedEvent {
       return typeof id === "string" ? { kind: "status", sessionId: id, status: "idle" } : id;
     }
     default:
-      return { kind: "ignored", type };
+      return decodeAttention(V1_ATTENTION, type, value);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * OpenCode 1.x (npm `opencode-ai`, verified on 1.18.33): one server per TUI process, events
- * shaped `{type, properties}`, the routes `/global/health`, `/session/status` and
- * `/session/:id` (scoped to a project with `?directory=`), and panes that run
+ * shaped `{type, properties}`, the routes `/global/health`, `/session/status`, `/session/:id`,
+ * the pending lists `/permission` and `/question`, and the warm-up of `/agent`, `/provider` and
+ * `/config/providers` (scoped to a project with `?directory=`), and panes that run
  * `opencode attach <url> --session <id> --dir <dir>`, which exits on a typed Ctrl+C. What each
  * of these rests on is in `docs/opencode.md`.
  *
@@ -14,12 +15,17 @@ import type { LineClient, ServerHealth, ServerSession, SessionActivity } from ".
 import { retryAttempt } from "../_invalid.ts";
 import type { OpencodeLine, PaneProgram, PaneProgramInput } from "../line.ts";
 import { decodeV1Event } from "./events.ts";
+import { requestsOf } from "../pending.ts";
 
 const HealthSchema = z.looseObject({ healthy: z.boolean(), version: z.string().optional() });
 const StatusMapSchema = z.record(
   z.string(),
   z.looseObject({ type: z.string(), attempt: z.unknown().optional() }),
 );
+/** A list of pending requests: an array (its entries are read leniently by `requestsOf`). */
+const PendingListSchema = z.array(z.unknown());
+/** What `opencode attach` asks first and a fresh server is slow to load (`LineClient.warm`). */
+const WARM_ROUTES = ["/agent", "/provider", "/config/providers"] as const;
 const SessionSchema = z.looseObject({
   id: z.string(),
   parentID: z.string().nullish(),
@@ -88,6 +94,23 @@ export function v1Client(http: Http): LineClient {
         ...(s.title ? { title: s.title } : {}),
         ...(s.directory ? { directory: s.directory } : {}),
       } satisfies ServerSession;
+    },
+    async pendingRequests(call) {
+      const [permissions, questions] = await Promise.all(
+        (["permission", "question"] as const).map((kind) =>
+          http.json<unknown[] | null>(scoped(`/${kind}`, call), PendingListSchema, call, () => null)
+        ),
+      );
+      if (permissions === null && questions === null) return null;
+      return [
+        ...requestsOf(permissions ?? [], "permission"),
+        ...requestsOf(questions ?? [], "question"),
+      ];
+    },
+    async warm(call) {
+      await Promise.all(
+        WARM_ROUTES.map((route) => http.answer(scoped(route, call), call)),
+      );
     },
   };
 }

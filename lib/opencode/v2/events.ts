@@ -18,6 +18,28 @@ import { z } from "zod";
 import { isSessionId, MAX_DIRECTORY, SESSION_ID } from "../../sys/validate.ts";
 import type { DecodedEvent } from "../events.ts";
 import { retryAttempt, schemaError, sessionId } from "../_invalid.ts";
+import { type AttentionRow, type AttentionTable, decodeAttention } from "../attention.ts";
+
+/** A 2.x row: the ids under `data` (a form's under `data.form` when it is created). */
+const row = (
+  what: AttentionRow["what"],
+  open: boolean,
+  session: readonly string[],
+  request: readonly string[],
+): AttentionRow => ({ what, open, session: ["data", ...session], request: ["data", ...request] });
+
+/**
+ * The 2.x events that open and end a request for the user (2.1.2, `docs/attention.md`): a
+ * permission request, and a question, which 2.x asks as a form (`form.created` carries the form,
+ * its session id nested in it; the answer and the cancellation carry `id` and `sessionID`).
+ */
+export const V2_ATTENTION: AttentionTable = {
+  "permission.asked": row("permission", true, ["sessionID"], ["id"]),
+  "permission.replied": row("permission", false, ["sessionID"], ["requestID"]),
+  "form.created": row("question", true, ["form", "sessionID"], ["form", "id"]),
+  "form.replied": row("question", false, ["sessionID"], ["id"]),
+  "form.cancelled": row("question", false, ["sessionID"], ["id"]),
+};
 
 const Location = z.looseObject({ directory: z.string().max(MAX_DIRECTORY).nullish() });
 
@@ -86,6 +108,7 @@ const ACTIVITY: Readonly<Record<string, "busy" | "idle" | "failed" | "retry">> =
  * ```
  */
 export function decodeV2Event(type: string, value: unknown): DecodedEvent {
+  if (Object.hasOwn(V2_ATTENTION, type)) return decodeAttention(V2_ATTENTION, type, value);
   if (type === "session.created") return created(value);
   if (type === "session.renamed") {
     const r = V2SessionRenamedSchema.safeParse(value);

@@ -15,6 +15,7 @@ import type { Answer, Http } from "../_http.ts";
 import type { LineClient, ServerHealth, ServerSession, SessionActivity } from "../client.ts";
 import type { OpencodeLine, PaneProgram, PaneProgramInput } from "../line.ts";
 import { decodeV2Event } from "./events.ts";
+import { requestsOf } from "../pending.ts";
 
 /** The variable that marks a TUI as running in one of muxbridge's panes (the plugin reads it). */
 export const PANE_SESSION_VAR = "MUXBRIDGE_PANE_SESSION";
@@ -23,6 +24,8 @@ const InfoSchema = z.looseObject({ version: z.string() });
 const ActiveSchema = z.looseObject({
   data: z.record(z.string(), z.looseObject({ type: z.string() })),
 });
+/** A 2.x list of pending requests (`{location, data: [...]}`; entries read by `requestsOf`). */
+const PendingListSchema = z.looseObject({ data: z.array(z.unknown()) });
 const SessionSchema = z.looseObject({
   data: z.looseObject({
     id: z.string(),
@@ -65,6 +68,27 @@ export function v2Client(http: Http): LineClient {
       // Only running sessions are listed; the map does not say whether one is retrying.
       for (const id of Object.keys(active.data)) out.set(id, { status: "running" });
       return out;
+    },
+    async pendingRequests(call) {
+      // Scoped like every location route: `location[directory]=` (a deepObject query).
+      const scope = call?.directory
+        ? `?${encodeURIComponent("location[directory]")}=${encodeURIComponent(call.directory)}`
+        : "";
+      const [permissions, forms] = await Promise.all(
+        ["/api/permission/request", "/api/form"].map((path) =>
+          http.json<{ data: unknown[] } | null>(
+            `${path}${scope}`,
+            PendingListSchema,
+            call,
+            () => null,
+          )
+        ),
+      );
+      if (permissions === null && forms === null) return null;
+      return [
+        ...requestsOf(permissions?.data ?? [], "permission"),
+        ...requestsOf(forms?.data ?? [], "question"),
+      ];
     },
     async session(id, call) {
       const s = await http.json<z.output<typeof SessionSchema> | null>(

@@ -11,9 +11,11 @@
  * handler of the current state, one file per state: `dormant`, `queued` (waiting for a free pane,
  * `max_panes`), `awaiting`, `opening`, `open`, `held` (a failed pane shown for a while),
  * `closing`, `stuck`; `deleted` is the tombstone, where every event is ignored. A handler ignores
- * the events that mean nothing in its state. Last, the pane's view is brought up to date, at most
- * once a second per pane (`_view.ts`). Types live in `types.ts`, the moves handlers share in
- * `_step.ts`, the live state in `_live.ts`, `exclude` and the queue's admissions in `queue.ts`.
+ * the events that mean nothing in its state. Last, a wait for the user is announced once its pane
+ * is open (`attend`), and the pane's view is brought up to date, at most once a second per pane
+ * unless the child starts waiting (`_view.ts`). Types live in `types.ts`, the moves handlers share
+ * in `_step.ts`, the live state in `_live.ts`, what the child waits on the user for in
+ * `_attention.ts`, `exclude` and the queue's admissions in `queue.ts`.
  *
  * This folder imports only `../events.ts`, `../../validate.ts` (id types) and itself.
  *
@@ -21,6 +23,7 @@
  */
 
 import type { PaneId, SessionId } from "../../sys/validate.ts";
+import { announce, NO_ATTENTION, seeAttention } from "./_attention.ts";
 import { seeError, seeStatus, UNKNOWN } from "./_live.ts";
 import type { Step } from "./_step.ts";
 import { refreshView } from "./_view.ts";
@@ -40,11 +43,13 @@ import type {
   Transition,
 } from "./types.ts";
 
+export { isWaiting } from "./_attention.ts";
 export { idleDueAt } from "./_step.ts";
 export { marker, paneTitle, STATUS_INTERVAL_MS, viewOf } from "./_view.ts";
 export { type Admissions, admissions, excludedBy } from "./queue.ts";
 export type {
   AfterClose,
+  Attention,
   Dormancy,
   Effect,
   ExcludePattern,
@@ -52,6 +57,7 @@ export type {
   LiveState,
   MachineConfig,
   MachineEvent,
+  OpenRequest,
   PaneView,
   SessionRecord,
   SessionState,
@@ -59,7 +65,9 @@ export type {
   StateKind,
   StateOf,
   Transition,
+  ViewState,
 } from "./types.ts";
+export { MAX_OPEN_REQUESTS } from "./types.ts";
 
 /**
  * A new record for a child session, with no pane yet.
@@ -88,6 +96,7 @@ export function newRecord(
     activityAt: Number.NEGATIVE_INFINITY,
     jobRunning: false,
     live: UNKNOWN,
+    attention: NO_ATTENTION,
     state: { kind: "dormant", why: "new" },
   };
 }
@@ -162,16 +171,16 @@ export function transition(
   if (event.type === "status_due") {
     return refreshView(s, { record, effects: [] }, now, config, true);
   }
-  const seen = see(record, event, now);
+  const seen = seeAttention(see(record, event, now), event, now);
   const e = event.type === "poll" ? pollAsStatus(record, event) : event;
   const absorbed = e === null ? null : absorb(seen, e, now);
   // Nothing for the state to act on (a repeated status, a poll that says nothing new, a retry
-  // or error of a busy child): the view alone may change.
+  // or error of a busy child, a request for the user): the view alone may change.
   if (e === null || absorbed === null) {
-    return refreshView(s, { record: seen, effects: [] }, now, config);
+    return refreshView(s, announce({ record: seen, effects: [] }), now, config);
   }
   const x: Step = { record: absorbed, prev: record, now, config };
-  return refreshView(s, step(s, e, x), now, config);
+  return refreshView(s, announce(step(s, e, x)), now, config);
 }
 
 /** Hands the event to the handler of the current state. */

@@ -65,6 +65,14 @@ export function open(s: StateOf<"open">, e: MachineEvent, x: Step): Transition {
       return e.paneId === s.paneId ? exited(s, e, x) : keep(x);
     case "shutdown":
       return e.closePanes ? startClose(x, s.paneId, "shutdown", "exit") : keep(x);
+    case "stale":
+      // Its TUI would wait to reconnect for good: a new pane takes the new credentials.
+      return startClose(
+        x,
+        s.paneId,
+        "restart",
+        x.record.activity === "busy" ? "reopen" : "dormant",
+      );
     default:
       return keep(x);
   }

@@ -6,7 +6,7 @@
  */
 
 import type { PaneId, SessionId } from "../../sys/validate.ts";
-import type { CloseReason, PaneMessage, SkipReason } from "../events.ts";
+import type { AttentionKind, CloseReason, PaneMessage, SkipReason } from "../events.ts";
 
 /** Why a session has no pane. */
 export type Dormancy =
@@ -33,12 +33,48 @@ export interface Live {
   readonly at: number;
 }
 
+/** A request the child waits on the user for. */
+export interface OpenRequest {
+  /** The request's id. */
+  readonly id: string;
+  /** What it asks for. */
+  readonly what: AttentionKind;
+  /** When muxbridge learnt of it (clock ms). */
+  readonly since: number;
+}
+
+/**
+ * What a child waits on the user for: the permission requests and questions it has open. While
+ * one is open the child is `waiting` (its pane says so), whatever its status says (OpenCode keeps
+ * it busy). Each ends with its reply, rejection or cancellation; all end when the child goes idle
+ * or is deleted, and a server's list of pending requests corrects a missed event either way.
+ */
+export interface Attention {
+  /** The open requests, oldest first (at most {@linkcode MAX_OPEN_REQUESTS}). */
+  readonly requests: readonly OpenRequest[];
+  /** When an attention event last spoke of the child: a list or poll sent before is older news. */
+  readonly at: number;
+  /** This wait was announced (the `attend` effect); the next wait is announced anew. */
+  readonly announced: boolean;
+}
+
+/** The most open requests one child keeps; more are not recorded (it waits all the same). */
+export const MAX_OPEN_REQUESTS = 64;
+
+/** What a pane can show: the live state, `waiting` (for the user) or `failed` (its program). */
+export type ViewState = LiveState | "waiting" | "failed";
+
 /** What a pane shows of its child: the title (marker included) and the state. */
 export interface PaneView {
   /** The pane title: the live-state marker (unless `status_in_title` is off) and the title. */
   readonly title: string;
-  /** The state; `failed`: the pane's program failed and the pane is held to show why. */
-  readonly state: LiveState | "failed";
+  /**
+   * The state; `waiting`: a permission request or question of the child waits for the user;
+   * `failed`: the pane's program failed and the pane is held to show why.
+   */
+  readonly state: ViewState;
+  /** For `waiting`: what the oldest open request asks for. */
+  readonly waitingFor?: AttentionKind;
   /** For `retry`: the attempt. */
   readonly attempt?: number;
   /** For `failed`: the program's exit code. */
@@ -129,6 +165,8 @@ export interface SessionRecord {
   readonly jobRunning: boolean;
   /** What the child is doing (what its pane shows). */
   readonly live: Live;
+  /** What the child waits on the user for (its pane shows `waiting` while any is open). */
+  readonly attention: Attention;
   /** Where the pane is. */
   readonly state: SessionState;
 }
@@ -146,6 +184,24 @@ export type MachineEvent =
   | { readonly type: "status"; readonly status: "busy" | "idle"; readonly retry?: number }
   /** `session.error`: shown until the child is busy again. */
   | { readonly type: "error" }
+  /** A request for the user opened or ended (see {@linkcode Attention}). */
+  | {
+    readonly type: "attention";
+    readonly requestId: string;
+    readonly what: AttentionKind;
+    readonly open: boolean;
+  }
+  /**
+   * The child's requests in the server's lists of pending requests, as a poll sent at `at` saw
+   * them (none: it waits for nothing).
+   */
+  | {
+    readonly type: "pending";
+    readonly requests: ReadonlyArray<
+      { readonly id: string; readonly what: AttentionKind }
+    >;
+    readonly at: number;
+  }
   | { readonly type: "deleted" }
   | { readonly type: "job"; readonly running: boolean }
   | { readonly type: "timer" }
@@ -203,7 +259,13 @@ export type MachineEvent =
   | { readonly type: "admitted" }
   /** A queued child's place in the queue (1: next). */
   | { readonly type: "waiting"; readonly position: number }
-  | { readonly type: "shutdown"; readonly closePanes: boolean };
+  | { readonly type: "shutdown"; readonly closePanes: boolean }
+  /**
+   * The pane's program holds credentials the server no longer takes (the server's password
+   * changed: an OpenCode 2.x service restarted with a new one): close it, and open it again
+   * with the new ones while the child is busy.
+   */
+  | { readonly type: "stale" };
 
 /**
  * What the loop must do; every effect concerns the record's own session. Each is one piece of
@@ -251,7 +313,17 @@ export type Effect =
   /** Keep the pane watch running (a pane is open, or a failed spawn may still make one). */
   | { readonly type: "watch" }
   /** One more pane closed for the shutdown (`bye`'s `closed`). */
-  | { readonly type: "count_close" };
+  | { readonly type: "count_close" }
+  /**
+   * The child started waiting for the user and its pane is open: ring the pane's bell and, as
+   * configured, focus the pane and run `attention_command` (the runner rate-limits these across
+   * children). At most once per wait.
+   */
+  | {
+    readonly type: "attend";
+    readonly paneId: PaneId;
+    readonly what: AttentionKind;
+  };
 
 /** The timing the machine works with. */
 export interface MachineConfig {
