@@ -61,12 +61,12 @@ Deno.test({
       );
       bridges.push(first);
       target = first;
-      await first.waitFor(is("ready"), 30_000);
+      await first.waitFor(is("ready"), 120_000);
       await first.send({ type: "bridge.hello", serverUrl: `${oc.url}/`, directory: oc.project });
 
       const parent = (await oc.createSession({ title: "e2e parent" })).id;
       const child = (await oc.createSession({ title: "e2e child", parentID: parent })).id;
-      const opened = await first.waitFor(is("pane.opened", child), 30_000);
+      const opened = await first.waitFor(is("pane.opened", child), 120_000);
       const openedAt = performance.now();
       const paneA = String(opened.paneId);
       await waitFor(clock, async () => (await recordedArgv(dir)).length >= 1, {
@@ -107,16 +107,16 @@ Deno.test({
 
       // Crash: a pane left by a SIGKILLed bridge is reclaimed by the next one (the child is idle).
       const orphanChild = (await oc.createSession({ title: "orphan child", parentID: parent })).id;
-      const orphan = await first.waitFor(is("pane.opened", orphanChild), 30_000);
+      const orphan = await first.waitFor(is("pane.opened", orphanChild), 120_000);
       first.kill("SIGKILL");
       await first.status.catch(() => {});
       target = null;
       const second = startBridge(["--url", oc.url, "--dir", oc.project], env);
       bridges.push(second);
-      const reclaimed = await second.waitFor(is("pane.closed", orphanChild, "orphan"), 30_000);
+      const reclaimed = await second.waitFor(is("pane.closed", orphanChild, "orphan"), 120_000);
       assert.equal(reclaimed.paneId, orphan.paneId);
       await second.endInput();
-      await second.waitFor(is("bye"), 30_000);
+      await second.waitFor(is("bye"), 120_000);
       assert.equal((await second.status).code, 0);
 
       const reopenedCount = first.lines.filter((l) => is("pane.opened", child)(l)).length;

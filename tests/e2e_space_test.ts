@@ -57,7 +57,7 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
       await until(
         `${N} panes to open`,
         () => bridge.lines.filter(isType("pane.opened")).length >= N,
-        { ms: 30_000 },
+        { ms: 120_000 },
       );
       openMs = clock.now() - sentAt;
       opened = bridge.lines.filter(isType("pane.opened"));
@@ -89,7 +89,7 @@ async function manyAtOnce(placement: "split" | "window", N: number) {
       await until(
         `${N - 1} panes to close`,
         () => bridge.lines.filter(isType("pane.closed")).length >= N - 1,
-        { ms: 30_000 },
+        { ms: 120_000 },
       );
       await bridge.send(events.deleted(firstSession, P, s.dir));
       await bridge.waitFor(isType("pane.closed", firstSession));

@@ -111,7 +111,9 @@ Deno.test({
     /** The most bridges OpenCode ran at once, sampled on every wait. */
     let maxBridges = 0;
     const sample = () => (maxBridges = Math.max(maxBridges, tui?.bridges().length ?? 0));
-    const until = (what: string, cond: () => boolean | Promise<boolean>, ms = 60_000) =>
+    // A ceiling for a hung test: a real OpenCode TUI on a machine at load 19 had not made the
+    // child's session after 60 s.
+    const until = (what: string, cond: () => boolean | Promise<boolean>, ms = 180_000) =>
       waitUntil(what, async () => (sample(), await cond()), ms, context);
     try {
       const configBefore = tree(box.configDir);
@@ -178,23 +180,27 @@ Deno.test({
         async () => (await attachPanes(box)).length === 0,
       );
       const lastTokenToGone = performance.now() - childDone;
-      await until("the attach process to end", () => !processes.alive(pane!.pid), 10_000);
+      await until("the attach process to end", () => !processes.alive(pane!.pid));
       // The plugin logs the bridge's lines when OpenCode's event loop gets to them.
       const closedLines = () => bridgeSaid(box.log).filter((m) => m.type === "pane.closed");
-      await until("pane.closed in the plugin's log", () => closedLines().length > 0, 20_000);
+      await until("pane.closed in the plugin's log", () => closedLines().length > 0);
       const closed = closedLines();
       assert.deepEqual(closed.map((m) => [m.sessionID, m.reason]), [[session, "idle"]]);
       assert.equal(t.bridges().length, 1);
       const bridge = t.bridges()[0];
       await t.stop();
-      await until("the bridge to end with OpenCode", () => !processes.alive(bridge), 15_000);
+      await until("the bridge to end with OpenCode", () => !processes.alive(bridge));
       assert.equal(maxBridges, 1, "never more than one bridge");
       console.log(
         `e2e_tui first run (plain opencode, default timings): prompt → pane ${
           Math.round(promptToPane)
         } ms (the task shown in OpenCode → pane ${Math.round(taskToPane)} ms), ` +
           `prompt → child's text in the pane ${Math.round(promptToText)} ms, ` +
-          `child's last token → pane gone ${Math.round(lastTokenToGone)} ms`,
+          `child's last token → pane gone ${Math.round(lastTokenToGone)} ms; ` +
+          // These times depend on the machine's load: say which load they were measured at.
+          `load average ${
+            Deno.loadavg().map((n) => n.toFixed(2)).join(" ")
+          } on ${navigator.hardwareConcurrency} CPUs`,
       );
 
       // ------------------------------------------------------------ 2. `opencode --port 0`
@@ -231,10 +237,9 @@ Deno.test({
       await until(
         "the pane to close with OpenCode",
         async () => (await attachPanes(box)).length === 0,
-        20_000,
       );
-      await until("the attach process to end", () => !processes.alive(pane2!.pid), 10_000);
-      await until("the bridge to end", () => !processes.alive(bridge2), 10_000);
+      await until("the attach process to end", () => !processes.alive(pane2!.pid));
+      await until("the bridge to end", () => !processes.alive(bridge2));
       box.mock.release();
       assert.equal(maxBridges, 1, "never more than one bridge");
 

@@ -85,7 +85,7 @@ async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
   const userPane = await server.userPane("-h");
   await server.tmux(["select-pane", "-t", userPane, "-T", "the user's pane"]);
   const bridge = startBridge(["--url", oc.url, "--dir", dir], env);
-  await bridge.waitFor((l) => l.type === "ready", 30_000);
+  await bridge.waitFor((l) => l.type === "ready", 120_000);
   await bridge.send(events.created(P, "parent", null, dir));
   const r: Rig = {
     server,
@@ -103,7 +103,7 @@ async function rig(config: Record<string, unknown> = {}): Promise<Rig> {
       await bridge.send(events.created(id, `child ${id}`, P, dir));
       await bridge.send(events.status(id, "busy"));
     },
-    line: (type, sessionID, ms = 20_000) =>
+    line: (type, sessionID, ms = 60_000) =>
       bridge.waitFor(
         (l) => l.type === type && (sessionID === undefined || l.sessionID === sessionID),
         ms,

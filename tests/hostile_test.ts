@@ -104,7 +104,7 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
     const scratch = await server.userPane();
     const bridge = startBridge(["--url", oc.url, "--dir", dir], env);
     try {
-      await bridge.waitFor((l) => l.type === "ready", 30_000);
+      await bridge.waitFor((l) => l.type === "ready", 120_000);
       await bridge.sendRaw(`${lines.join("\n")}\n`);
       const valid = cases.filter((c) => c.valid);
       const settled = (id: string) =>
@@ -352,7 +352,7 @@ Deno.test("10,000 malformed and oversized lines among valid events: one error ea
       XDG_CONFIG_HOME: `${dir}/xdg`,
     });
     try {
-      await bridge.waitFor((l) => l.type === "ready", 30_000);
+      await bridge.waitFor((l) => l.type === "ready", 120_000);
       await bridge.sendBytes(all);
       await bridge.endInput();
       await bridge.waitFor((l) => l.type === "bye", 120_000);

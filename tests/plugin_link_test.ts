@@ -164,31 +164,35 @@ Deno.test("MuxbridgePlugin takes over a lock a dead process with the same pid le
   }
 });
 
-Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can write to, and still runs its bridge", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-shared-state-" });
-  const shared = `${dir}/state`;
-  await Deno.mkdir(shared);
-  await Deno.chmod(shared, 0o777); // another user could plant or remove locks here
-  let hooks;
-  const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
-  try {
-    hooks = await MuxbridgePlugin(pluginInput(dir), {
-      bin: await fakeBridge(dir),
-      log: `${dir}/bridge.log`,
-    });
-  } finally {
-    restore();
-  }
-  try {
-    await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
-    assert.match(
-      read(`${dir}/bridge.log`),
-      /cannot lock the process \(.*\/state: other users can write to it\); going on/,
-    );
-    assert.deepEqual([...Deno.readDirSync(shared)], [], "nothing was created in it");
-  } finally {
-    await hooks?.dispose?.();
-    await Deno.remove(dir, { recursive: true });
+Deno.test("MuxbridgePlugin keeps no lock in a state directory other users can write to (the group included), and still runs its bridge", async () => {
+  // Group-writable counts: anyone in the group could plant or remove locks there too.
+  for (const mode of [0o777, 0o775, 0o770]) {
+    const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-shared-state-" });
+    const shared = `${dir}/state`;
+    await Deno.mkdir(shared);
+    await Deno.chmod(shared, mode);
+    let hooks;
+    const restore = setEnv({ MUXBRIDGE_STATE_DIR: shared });
+    try {
+      hooks = await MuxbridgePlugin(pluginInput(dir), {
+        bin: await fakeBridge(dir),
+        log: `${dir}/bridge.log`,
+      });
+    } finally {
+      restore();
+    }
+    try {
+      await until("the bridge's start", () => read(`${dir}/starts`) !== "", `${dir}/bridge.log`);
+      assert.match(
+        read(`${dir}/bridge.log`),
+        /cannot lock the process \(.*\/state: other users can write to it\); going on/,
+        mode.toString(8),
+      );
+      assert.deepEqual([...Deno.readDirSync(shared)], [], `nothing was created in it (${mode})`);
+    } finally {
+      await hooks?.dispose?.();
+      await Deno.remove(dir, { recursive: true });
+    }
   }
 });
 
@@ -323,16 +327,25 @@ Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoi
     assert.ok(!read(`${dir}/argv`).includes(hello.auth.password), "the secret is never on argv");
     const basic = (user: string, pass: string) => `Basic ${btoa(`${user}:${pass}`)}`;
 
-    // Without the secret, or with a wrong one: 401, and nothing reaches OpenCode.
+    // Without the secret, or with a wrong one: 401, and nothing reaches OpenCode. Wrong values
+    // of the very length of the right header too: those reach the byte-by-byte comparison.
+    const secret = hello.auth.password;
+    const oneOff = `${secret.slice(0, -1)}${secret.endsWith("A") ? "B" : "A"}`;
     for (
       const headers of [
         {},
         { authorization: basic("opencode", "wrong") },
-        { authorization: basic("x", hello.auth.password) },
+        { authorization: basic("x", secret) },
+        { authorization: basic("opencode", oneOff) },
+        { authorization: basic("opencodf", secret) },
+        { authorization: basic("opencode", secret).toLowerCase() },
       ] as Array<Record<string, string>>
     ) {
+      if (headers.authorization?.length === basic("opencode", secret).length) {
+        assert.notEqual(headers.authorization, basic("opencode", secret));
+      }
       const res = await fetch(`${url}session`, { headers });
-      assert.equal(res.status, 401);
+      assert.equal(res.status, 401, JSON.stringify(headers));
       await res.body?.cancel();
     }
     const post = await fetch(`${url}session?directory=%2Fp`, {
@@ -392,6 +405,40 @@ Deno.test("MuxbridgePlugin without a listening server forwards a loopback endpoi
       read(`${dir}/bridge.log`),
       /OpenCode listens on no port: forwarding http:\/\/127\.0\.0\.1:\d+\/ to it in-process/,
     );
+  } finally {
+    await hooks?.dispose?.();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("MuxbridgePlugin's endpoint, when OpenCode has no password, forwards no authorization header at all (never the client's, which carries the endpoint's secret)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "muxbridge-link-forward-nopw-" });
+  const upstream = fakeUpstream();
+  const restore = setEnv({
+    OPENCODE_SERVER_PASSWORD: undefined,
+    OPENCODE_SERVER_USERNAME: undefined,
+  });
+  let hooks;
+  try {
+    hooks = await MuxbridgePlugin(pluginInput(dir, UNLISTENED, upstream.client), {
+      bin: await fakeBridge(dir),
+      log: `${dir}/bridge.log`,
+    });
+  } finally {
+    restore();
+  }
+  try {
+    await until("the hello", () => received(dir).length > 0, `${dir}/bridge.log`);
+    const hello = received(dir)[0] as { serverUrl: string; auth: { password: string } };
+    const res = await fetch(`${hello.serverUrl}session`, {
+      headers: { authorization: `Basic ${btoa(`opencode:${hello.auth.password}`)}`, "x-kept": "1" },
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    assert.equal(upstream.calls.length, 1);
+    const seen = upstream.calls[0];
+    assert.equal(seen.headers.get("x-kept"), "1", "other headers are forwarded");
+    assert.equal(seen.headers.get("authorization"), null, "the secret stays at the endpoint");
   } finally {
     await hooks?.dispose?.();
     await Deno.remove(dir, { recursive: true });

@@ -128,11 +128,11 @@ async function split(ctx: SpawnContext, plan: SplitPlan, signal?: AbortSignal): 
     split = parseSplit(stdout);
   } catch (err) {
     // cmux exited 0: the split was made, its answer is unreadable. Leave nothing behind.
-    await closeLeftover(ctx, workspace, before, "its answer was unreadable");
+    await closeLeftover(ctx, workspace, before, "was unreadable");
     throw err;
   }
   if (split.surfaceId === null) {
-    await closeLeftover(ctx, workspace, before, "cmux named no surface for it");
+    await closeLeftover(ctx, workspace, before, "named no surface");
     throw new MuxError(
       "unsupported",
       "Cannot use the split cmux made: its answer names no surface (surface_id null, as in a remote tmux workspace)",

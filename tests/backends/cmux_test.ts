@@ -29,6 +29,7 @@ import { createProcesses } from "../../lib/sys/processes.ts";
 import { createFakeRunner } from "../fakes/fake_runner.ts";
 import { fakeEnv } from "../fakes/fake_env.ts";
 import { assertMuxError } from "../helpers/assert_mux_error.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { FAKE_CMUX, type FakeCmux, startFakeCmux } from "./cmux_fixture.ts";
 import type { OutMessage } from "../../lib/bridge/protocol.ts";
@@ -567,7 +568,13 @@ for (
         code,
       );
       assert.deepEqual(surfaceIds(fake), [fake.callerSurface, fake.userSurface]);
-      assert.ok(lines.some((l) => l.includes("closing surface")), lines.join(""));
+      assert.ok(
+        lines.some((l) =>
+          /closing surface .*, made by a split whose answer (was unreadable|named no surface)$/m
+            .test(l)
+        ),
+        lines.join(""),
+      );
       // Only the surface the split made was named in a close.
       const closes = fake.calls().filter((a) => a.includes("close-surface"));
       assert.equal(closes.length, 1);
@@ -575,6 +582,53 @@ for (
     });
   });
 }
+
+Deno.test("cmux: a split whose answer is unreadable closes nothing when a second new surface appeared meanwhile (it cannot tell which is its own)", async () => {
+  await withFake({ faults: { "new-split": "late-garbage" } }, async (fake) => {
+    const lines: string[] = [];
+    // The user splits at the same moment: one more surface, in a pane of its own, that
+    // muxbridge did not make.
+    const userSplit = crypto.randomUUID().toUpperCase();
+    const run: Runner = async (argv, opts) => {
+      const result = await fake.runner(argv, opts);
+      if (argv.includes("new-split") && !argv.includes("--help")) {
+        fake.update((s) =>
+          s.windows[0].workspaces[0].panes.push({
+            id: crypto.randomUUID().toUpperCase(),
+            ref: "pane:99",
+            selected: userSplit,
+            surfaces: [{
+              id: userSplit,
+              ref: "surface:99",
+              title: "user's",
+              type: "terminal",
+              cwd: fake.dir,
+            }],
+          })
+        );
+      }
+      return result;
+    };
+    const backend = createCmuxBackend(
+      fake.deps({}, createLogger("debug", (l) => lines.push(l)), run),
+    );
+    const standIn = await writeStandIn(fake.dir);
+    await assertMuxError(
+      backend.spawn(spawnReq({ cwd: fake.dir, argv: [standIn, "attach", "u"] })),
+      "unparseable_output",
+    );
+    assert.deepEqual(fake.calls().filter((a) => a.includes("close-surface")), [], lines.join(""));
+    const left = surfaceIds(fake);
+    assert.equal(left.length, 4, `both new surfaces are left: ${left}`);
+    assert.ok(left.includes(userSplit), "the user's surface is there");
+    assert.ok(
+      lines.some((l) =>
+        / error: cmux: a split whose answer was unreadable left one of .*; not closing any /.test(l)
+      ),
+      lines.join(""),
+    );
+  });
+});
 
 Deno.test("cmux: through the session loop, a split answering surface_id null is pane.failed and leaves no surface or record", async () => {
   await withFake({ faults: { "new-split": "null-surface" } }, async (fake) => {
@@ -678,7 +732,12 @@ Deno.test("cmux against a fake that hangs, crashes, prints garbage, errors or is
   ];
   for (const [faults, code] of cases) {
     await withFake({ faults }, async (fake) => {
-      const backend = createCmuxBackend(fake.deps({ command_timeout_ms: 1500 }));
+      // Only the hung command is cut short (a slow `--version` under load is no fault).
+      const hung = Object.entries(faults).find(([, f]) => f === "hang")?.[0];
+      const run = cutHungCall(fake.runner, () => hung && `hang:${hung}`);
+      const backend = createCmuxBackend(
+        fake.deps({ command_timeout_ms: PATIENT_TIMEOUT_MS }, silentLogger, run),
+      );
       await assertMuxError(backend.spawn(spawnReq({ cwd: fake.dir })), code);
     });
   }

@@ -36,6 +36,8 @@ import { startFakeHerdr } from "./herdr_fixture.ts";
 import { type Requirement, requires, tool, which } from "../helpers/requires.ts";
 import { runTag } from "../helpers/run_tag.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 
 const clock = createRealClock();
 /** No herdr socket answers here: every command goes through the fake runner. */
@@ -537,7 +539,13 @@ fakeTest(
   async () => {
     const server = await startFakeHerdr();
     try {
-      const backend = server.backend({ command_timeout_ms: 1500 });
+      // Only the hung call is cut short (a slow healthy call under load is no fault).
+      const backend = server.backend(
+        { command_timeout_ms: PATIENT_TIMEOUT_MS },
+        server.identity(),
+        silentLogger,
+        { run: cutHungCall(server.runner, () => server.env.FAKE_HERDR_FAULT) },
+      );
       await backend.probe();
       server.env.FAKE_HERDR_FAULT = "hang:get";
       await assert.rejects(

@@ -9,13 +9,14 @@
 import assert from "node:assert/strict";
 import { createProviderBackend } from "../../backends/provider/backend.ts";
 import type { Backend } from "../../lib/backend/backend.ts";
-import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
+import { type Clock, createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { isMuxError, toMuxError } from "../../lib/sys/errors.ts";
 import { createLogger } from "../../lib/sys/log.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { isPending, resolveLostSpawn, spawnRecorded } from "../../lib/session/lost_spawns.ts";
 import { closePane } from "../../lib/session/close_pane.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
+import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
@@ -36,35 +37,46 @@ interface FakeState {
 async function fakeProvider(
   fault: string,
   flags: Record<string, unknown> = {},
-  env: Record<string, string> = {},
+  options: { command?: readonly string[]; clock?: Clock; env?: Record<string, string> } = {},
 ) {
   const dir = await Deno.makeTempDir({ prefix: "muxbridge-provider-" });
   const statePath = `${dir}/state.json`;
   const logs: string[] = [];
-  const backend = createProviderBackend(
-    providerDeps(
-      [FAKE_PROVIDER],
-      { command_timeout_ms: 3000, ...flags },
-      createLogger("debug", (l) => logs.push(l)),
-    ),
-    {
-      open: openerWith({
-        FAKE_PROVIDER_STATE: statePath,
-        FAKE_PROVIDER_FAULT: fault,
-        ...env,
-        // The fake is a Deno script: the Deno running the tests first on PATH.
-        PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? ""}`,
-      }),
-      backoffMs: 20,
-      maxBackoffMs: 200,
-    },
+  const deps = providerDeps(
+    options.command ?? [FAKE_PROVIDER],
+    { command_timeout_ms: 3000, ...flags },
+    createLogger("debug", (l) => logs.push(l)),
   );
+  const open = openerWith({
+    FAKE_PROVIDER_STATE: statePath,
+    FAKE_PROVIDER_FAULT: fault,
+    ...options.env,
+    // The fake is a Deno script: the Deno running the tests first on PATH.
+    PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${Deno.env.get("PATH") ?? ""}`,
+  });
+  // How many provider processes have started and not yet ended.
+  let running = 0;
+  const backend = createProviderBackend(options.clock ? { ...deps, clock: options.clock } : deps, {
+    open: (argv, o) => {
+      running++;
+      return open(argv, {
+        ...o,
+        onExit: (exit) => {
+          running--;
+          o.onExit(exit);
+        },
+      });
+    },
+    backoffMs: 20,
+    maxBackoffMs: 200,
+  });
   const state = (): FakeState => JSON.parse(Deno.readTextFileSync(statePath));
   return {
     dir,
     backend,
     logs,
     state,
+    running: () => running,
     async close() {
       await backend.dispose?.();
       let pids: number[] = [];
@@ -158,7 +170,7 @@ for (const { fault, code, restarts, what } of FAULTS) {
       await until(
         "the pane's program ran",
         async () => (await recordedLaunches(progDir)).length > 0,
-        { ms: 30_000 },
+        { ms: 120_000 },
       );
       // The lost spawn is resolved as the bridge does: at once, or on a later look.
       await waitFor(clock, async () => {
@@ -225,29 +237,64 @@ Deno.test("provider backend: a notification from the provider is ignored, no vio
   }
 });
 
-Deno.test("provider backend: a provider that fails at start is retried with a capped backoff; a call that cannot wait for it fails at once with backend_unreachable", async () => {
-  const f = await fakeProvider("start-fail", { command_timeout_ms: 100 });
+/**
+ * Settles `op` on a fake clock that moves only while no provider process runs: the backoff
+ * before a start passes at once, a call's timeout never fires while a provider starts or runs
+ * (however long that takes on a loaded machine), so the provider's own exit decides.
+ */
+async function whileNoneRuns<T>(
+  clock: FakeClock,
+  running: () => number,
+  op: Promise<T>,
+): Promise<T> {
+  let done = false;
+  const settled = op.finally(() => (done = true));
+  settled.catch(() => {});
+  while (!done) {
+    if (running() === 0 && clock.pending() > 0) await clock.advance(1);
+    else await new Promise((r) => setTimeout(r, 5)); // a provider runs: real time passes
+  }
+  return await settled;
+}
+
+Deno.test("provider backend: a provider that fails at start, however slowly it starts, is retried with a capped backoff; a call that cannot wait for it fails at once with backend_unreachable", async () => {
+  // The test's clock: the 100 ms call timeout (shorter than the 160 and 200 ms backoffs, so
+  // calls must fail at once) is never what ends a start. Each start takes over 300 ms of real
+  // time (as a Deno start does on a loaded machine), which must not matter.
+  const clock = createFakeClock();
+  const f = await fakeProvider("start-fail", { command_timeout_ms: 100 }, {
+    command: ["/bin/sh", "-c", 'sleep 0.3; exec "$0" "$@"', FAKE_PROVIDER],
+    clock,
+  });
   try {
-    const codes: string[] = [];
-    const delays: number[] = [];
+    const seen: string[] = [];
     for (let i = 0; i < 8; i++) {
-      try {
-        await f.backend.probe();
-      } catch (err) {
-        const e = toMuxError(err);
-        codes.push(e.code);
-        const m = /restarts in (\d+) ms/.exec(e.message);
-        if (m) delays.push(Number(m[1]));
-      }
+      const startsBefore = readStarts(f);
+      const err = await whileNoneRuns(clock, f.running, f.backend.probe()).then(
+        () => null,
+        toMuxError,
+      );
+      assert.ok(err, "every probe fails");
+      const delay = /restarts in (\d+) ms/.exec(err.message)?.[1];
+      seen.push(delay ? `${err.code} ${delay}` : err.code);
+      if (err.code === "backend_unreachable") {
+        assert.equal(readStarts(f), startsBefore, "failed at once: no start");
+        await clock.advance(Number(delay)); // time passes: the next call may start it
+      } else assert.match(err.message, /exited 1: fake provider: failing at start/);
     }
-    assert.equal(codes.length, 8, "every probe failed");
-    assert.ok(
-      codes.every((c) => ["command_failed", "backend_unreachable", "timed_out"].includes(c)),
-      codes.join(),
-    );
-    assert.ok(codes.includes("backend_unreachable"), codes.join());
-    assert.ok(delays.every((d) => d <= 200), `capped: ${delays.join()}`);
-    assert.ok(f.state().starts < 8, `not restarted on every call: ${f.state().starts}`);
+    // The delay doubles from 20 ms per failure in a row (20, 40, 80: waited within the call),
+    // 160 ms cannot be waited within 100 ms, and it stops at the 200 ms cap.
+    assert.deepEqual(seen, [
+      "command_failed",
+      "command_failed",
+      "command_failed",
+      "command_failed",
+      "backend_unreachable 160",
+      "command_failed",
+      "backend_unreachable 200",
+      "command_failed",
+    ]);
+    assert.equal(f.state().starts, 6, "started only when the backoff allowed");
     assert.ok(
       f.logs.some((l) => l.includes("exited 1: fake provider: failing at start")),
       f.logs.join(""),
@@ -256,6 +303,15 @@ Deno.test("provider backend: a provider that fails at start is retried with a ca
     await f.close();
   }
 });
+
+/** The fake provider's starts so far (0 before its first). */
+function readStarts(f: { state(): FakeState }): number {
+  try {
+    return f.state().starts;
+  } catch {
+    return 0;
+  }
+}
 
 Deno.test("provider backend: a provider speaking another protocol version is unsupported_version", async () => {
   const f = await fakeProvider("old-protocol");
@@ -298,8 +354,7 @@ Deno.test("provider backend: a provider that names an unrelated process as its p
     stderr: "null",
   }).spawn();
   const f = await fakeProvider("", {}, {
-    FAKE_PROVIDER_PID: String(victim.pid),
-    FAKE_PROVIDER_INSTANCE: "fake server 1",
+    env: { FAKE_PROVIDER_PID: String(victim.pid), FAKE_PROVIDER_INSTANCE: "fake server 1" },
   });
   try {
     const store = createMemoryStore();

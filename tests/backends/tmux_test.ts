@@ -460,15 +460,14 @@ Deno.test("tmux closePane() closes a pane whose program ends on Ctrl+C before th
   await withServer({}, async (server) => {
     const backend = liveBackend(server);
     const { paneId, pid } = await backend.spawn(spawnReq("ses_int", SLEEP, server.dir));
-    const started = clock.now();
+    // A grace no loaded machine exhausts: killed false says the pane went before it ended.
     const result = await closePane(backend, paneId, {
-      graceMs: 10_000,
+      graceMs: 60_000,
       clock,
       pid,
       processes: createProcesses(),
     });
     assert.deepEqual(result, { alreadyGone: false, killed: false, programTerminated: false });
-    assert.ok(clock.now() - started < 10_000);
     assert.equal(await rowOf(server, paneId), undefined);
   });
 });

@@ -22,6 +22,8 @@ import { isMuxError } from "../../lib/sys/errors.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
 import { answerFault, losingRunner } from "./_lost_answer.ts";
 import { type FakeWezterm, startFakeWezterm } from "./wezterm_fixture.ts";
 import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
@@ -478,9 +480,12 @@ Deno.test("wezterm calls that hang, crash or print garbage are bounded errors", 
   ) {
     await withFake(async (fake) => {
       fake.env.FAKE_WEZTERM_FAULT = fault;
-      const backend = createWeztermBackend(fake.deps({ command_timeout_ms: 1000 }), {
-        leaders: null,
-      });
+      // Only the hung call is cut short (a slow healthy call under load is no fault).
+      const run = cutHungCall(fake.runner, () => fake.env.FAKE_WEZTERM_FAULT);
+      const backend = createWeztermBackend(
+        fake.deps({ command_timeout_ms: PATIENT_TIMEOUT_MS }, silentLogger, run),
+        { leaders: null },
+      );
       await assert.rejects(
         backend.inspect(validatePaneId("0")),
         (e) => isMuxError(e, ...codes),

@@ -26,6 +26,7 @@ import { request } from "./_spawn_request.ts";
 import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zellij_fixture.ts";
 import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
+import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
 
 const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
@@ -596,7 +597,9 @@ fakeTest(
   async () => {
     const z = await startFakeZellij();
     try {
-      const backend = z.backend({ command_timeout_ms: 1500 });
+      // Only the hung call is cut short (a slow healthy call under load is no fault).
+      const run = cutHungCall(z.runner, () => z.env.FAKE_ZELLIJ_FAULT);
+      const backend = z.backend({ command_timeout_ms: PATIENT_TIMEOUT_MS }, insideSession(), run);
       await backend.probe();
       z.env.FAKE_ZELLIJ_FAULT = "hang:list-panes";
       await assert.rejects(
@@ -653,7 +656,11 @@ fakeTest(
           owner: "4242:1",
         },
         {
-          backend: z.backend({ command_timeout_ms: 1500, opencode_bin: "/bin/sleep" }),
+          backend: z.backend(
+            { command_timeout_ms: PATIENT_TIMEOUT_MS, opencode_bin: "/bin/sleep" },
+            insideSession(),
+            cutHungCall(z.runner, () => z.env.FAKE_ZELLIJ_FAULT),
+          ),
           serverUrl: "http://127.0.0.1:4096",
           directory: z.dir,
         },
@@ -709,3 +716,31 @@ fakeTest(
     }
   },
 );
+
+Deno.test("zellij findSpawned() finds the pane whose command carries the token, not one whose command carries it followed by more hex", async () => {
+  const token = "0123456789abcdef0123456789abcdef";
+  const pane = (id: number, command: string | null) => ({
+    id,
+    is_plugin: false,
+    is_focused: false,
+    title: "t",
+    exited: false,
+    is_held: false,
+    tab_id: 0,
+    terminal_command: command,
+  });
+  const attach = "opencode attach http://127.0.0.1:4096 --session ses_x";
+  const run = createFakeRunner()
+    .on(["zellij", "--version"], { stdout: "zellij 0.44.1\n" })
+    .on(LIST, {
+      stdout: JSON.stringify([
+        pane(0, null),
+        pane(5, `/bin/sh -c exec "$@" muxbridge-spawn=${token} ${attach}`),
+        // Another spawn's token that begins with this one's (a token is fixed-length hex).
+        pane(6, `/bin/sh -c exec "$@" muxbridge-spawn=${token}0 ${attach}`),
+        pane(7, `/bin/sh -c exec "$@" muxbridge-spawn=${"f".repeat(32)} ${attach}`),
+      ]),
+    });
+  const backend = createZellijBackend(deps(run));
+  assert.deepEqual((await backend.findSpawned(token)).map((p) => p.paneId), ["terminal_5"]);
+});

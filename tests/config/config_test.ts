@@ -429,6 +429,26 @@ Deno.test("resolveConfig() refuses wrong types and fractions", () => {
   }
 });
 
+Deno.test("resolveConfig() refuses max_panes below 1 (0 would queue every child for ever), and takes 1", () => {
+  for (const max_panes of [0, -1, 1.5]) {
+    assert.throws(
+      () => resolveConfig({ env: noEnv, file: { ...FILE, data: { max_panes } } }),
+      { ...invalidConfig, message: /key "max_panes"/ },
+      String(max_panes),
+    );
+    assert.throws(
+      () => resolveConfig({ env: noEnv, hello: { max_panes } }),
+      { ...invalidConfig, message: /bridge\.hello: key "max_panes"/ },
+      String(max_panes),
+    );
+  }
+  assert.equal(
+    resolveConfig({ env: noEnv, file: { ...FILE, data: { max_panes: 1 } } }).max_panes,
+    1,
+  );
+  assert.equal(resolveConfig({ env: noEnv }).max_panes, undefined, "no limit by default");
+});
+
 Deno.test("resolveConfig() refuses a file that is not a JSON object", () => {
   for (const data of [null, [], "tmux", 3, true]) {
     assert.throws(

@@ -53,7 +53,7 @@ export interface BridgeProcess {
   arrivals: number[];
   /** stdout lines that were not JSON (must stay empty). */
   junk: string[];
-  /** Waits until a line matches, or throws after `ms`. */
+  /** Waits until a line matches, or throws after `ms` (a ceiling for a hung test; default 60 s). */
   waitFor(
     pred: (line: Record<string, unknown>) => boolean,
     ms?: number,
@@ -148,7 +148,7 @@ export function startBridge(args: string[], env: Record<string, string>): Bridge
         child.kill(s);
       } catch { /* already exited */ }
     },
-    async waitFor(pred, ms = 15_000) {
+    async waitFor(pred, ms = 60_000) {
       let hit: Record<string, unknown> | undefined;
       const ok = await waitFor(clock, () => (hit = lines.find(pred)) !== undefined, {
         deadline: clock.now() + ms,

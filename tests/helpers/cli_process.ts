@@ -25,7 +25,7 @@ export interface CliOptions {
   env?: Record<string, string>;
   /** Text on stdin, then end of file. @default no input (stdin is /dev/null) */
   stdin?: string;
-  /** Kill the run after this many ms; a bound on real time for a real process. @default 30000 */
+  /** Kill the run after this many ms; a ceiling for a hung process. @default 120000 */
   timeoutMs?: number;
 }
 
@@ -45,7 +45,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 120_000),
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();

@@ -22,7 +22,7 @@ export interface KittyServerOptions {
   layouts?: readonly string[];
   /** The anchor window's program. @default ["sleep", "100000"] */
   program?: readonly string[];
-  /** How long kitty may take to answer. @default 15000 */
+  /** How long kitty may take to answer (a ceiling for a hung start). @default 60000 */
   startMs?: number;
 }
 
@@ -120,7 +120,7 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
   const real = createRunner();
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
   const rc = (args: readonly string[]) =>
-    runner(["kitty", "@", "--to", address, ...args], { timeoutMs: 10_000 });
+    runner(["kitty", "@", "--to", address, ...args], { timeoutMs: 30_000 });
   const layouts = options.layouts ? ["-o", `enabled_layouts=${options.layouts.join(",")}`] : [];
   const args = [
     "xvfb-run",
@@ -223,7 +223,7 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
       if (run.exited) throw new Error("kitty exited during start-up");
       if (!existsSync(socket)) return false;
       return (await rc(["ls"])).code === 0;
-    }, { deadline: clock.now() + (options.startMs ?? 15_000), maxIntervalMs: 200 });
+    }, { deadline: clock.now() + (options.startMs ?? 60_000), maxIntervalMs: 200 });
     if (!up) throw new Error("kitty did not answer on its socket in time");
     anchorWindow = (await windowIds())[0];
   };

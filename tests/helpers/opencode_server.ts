@@ -86,7 +86,7 @@ export interface OpencodeServerOptions {
   tmuxWindow?: boolean;
   /** The mock model's per-chunk delay. @default 50 */
   chunkDelayMs?: number;
-  /** The most time to wait for the listening line. @default 30000 */
+  /** The most time to wait for the listening line (a ceiling for a hung start). @default 120000 */
   startTimeoutMs?: number;
   /** More `opencode serve` arguments (e.g. `["--print-logs", "--log-level", "DEBUG"]`). */
   args?: string[];
@@ -128,7 +128,7 @@ export interface OpencodeServer {
   stdout(): string;
   /** The server's stderr so far. */
   stderr(): string;
-  /** Sends a request (Basic auth when a password is set; 15 s timeout). */
+  /** Sends a request (Basic auth when a password is set; 60 s timeout). */
   request(method: string, path: string, body?: unknown): Promise<Response>;
   /** Creates a session (a child when `parentID` is given). */
   createSession(body: { title?: string; parentID?: string }): Promise<SessionInfo>;
@@ -140,7 +140,7 @@ export interface OpencodeServer {
   deleteSession(id: string): Promise<void>;
   /** `GET /session/status`: busy and retrying sessions (idle ones are absent). */
   status(): Promise<Record<string, { type: string }>>;
-  /** Waits until `id` is busy (`true`) or not (`false`) in `/session/status`, bounded by `ms`. */
+  /** Waits until `id` is busy (`true`) or not (`false`) in `/session/status`, bounded by `ms` (default 60 s). */
   waitBusy(id: string, busy: boolean, ms?: number): Promise<void>;
   /** The pids of the server's direct children (the plugin's bridge is one). */
   children(): number[];
@@ -285,7 +285,7 @@ export async function startOpencodeServer(
       const m = stdout().match(/opencode server listening on (http:\/\/[^\s]+)/);
       if (m) url = m[1].replace(/\/+$/, "");
       return m !== null || !processes.alive(pid);
-    }, { deadline: clock.now() + (options.startTimeoutMs ?? 30_000), maxIntervalMs: 50 });
+    }, { deadline: clock.now() + (options.startTimeoutMs ?? 120_000), maxIntervalMs: 50 });
     if (!ready || !url) {
       throw new Error(
         `opencode serve did not get ready (${ready ? "it exited" : "timed out"})\n` +
@@ -301,7 +301,7 @@ export async function startOpencodeServer(
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(15_000),
+        signal: AbortSignal.timeout(60_000),
       });
     const json = async (method: string, path: string, body?: unknown) => {
       const res = await request(method, path, body);
@@ -362,7 +362,7 @@ export async function startOpencodeServer(
       abort: async (id) => void await json("POST", `/session/${id}/abort`),
       deleteSession: async (id) => void await json("DELETE", `/session/${id}`),
       status,
-      async waitBusy(id, busy, ms = 20_000) {
+      async waitBusy(id, busy, ms = 60_000) {
         const ok = await waitFor(clock, async () => ((await status())[id] !== undefined) === busy, {
           deadline: clock.now() + ms,
           maxIntervalMs: 100,

@@ -222,7 +222,7 @@ export async function openTuiBox(options: TuiBoxOptions = {}): Promise<TuiBox> {
           await waitUntil(
             "the typed prompt",
             async () => (await screen()).includes(TASK_TRIGGER),
-            10_000,
+            60_000,
             screen,
           );
           await t.tmux(["send-keys", "-t", pane, "Enter"]);

@@ -50,7 +50,7 @@ export async function startScreenSession(): Promise<ScreenSession> {
   const name = `mbx${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const env = { HOME: home, SCREENDIR: screendir, STY: "", WINDOW: "" };
   const screen = (args: readonly string[]) =>
-    run(["screen", "-S", name, ...args], { timeoutMs: 10_000, env });
+    run(["screen", "-S", name, ...args], { timeoutMs: 30_000, env });
   const windows = async () => {
     const r = await screen(["-Q", "windows", "%n "]);
     return r.code === 0 ? r.stdout.trim().split(/\s+/).filter((w) => w !== "") : [];
@@ -76,12 +76,12 @@ export async function startScreenSession(): Promise<ScreenSession> {
   };
   const start = async () => {
     const started = await run(["screen", "-S", name, "-dm", "sh", "-c", "exec sleep 100000"], {
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
       env,
     });
     if (started.code !== 0) throw new Error(`screen -dm exited ${started.code}: ${started.stdout}`);
     const up = await waitFor(clock, async () => (await windows()).length > 0, {
-      deadline: clock.now() + 10_000,
+      deadline: clock.now() + 60_000,
     });
     if (!up) throw new Error(`screen session ${name} did not come up`);
   };

@@ -10,7 +10,10 @@ const clock = createRealClock();
 
 /** Bounds and context of {@linkcode until}. */
 export interface UntilOptions {
-  /** How long the condition may take. @default 5000 */
+  /**
+   * How long the condition may take: a ceiling that only ends a hung test (a loaded 2-core
+   * machine takes seconds for what takes milliseconds alone). @default 60000
+   */
   ms?: number;
   /** Longest pause between checks (pauses double from 10 ms up to it). @default 10 */
   maxIntervalMs?: number;
@@ -32,7 +35,7 @@ export async function until(
   condition: () => boolean | Promise<boolean>,
   options: UntilOptions = {},
 ): Promise<number> {
-  const { ms = 5000, maxIntervalMs = 10, context } = options;
+  const { ms = 60_000, maxIntervalMs = 10, context } = options;
   const started = clock.now();
   const ok = await waitFor(clock, condition, { deadline: started + ms, maxIntervalMs });
   if (!ok) {

@@ -198,6 +198,35 @@ Deno.test("SessionLoop queues children above max_panes and opens each when a pan
   assert.deepEqual(said(h.out).slice(7), ["pane.opened ses_d"]);
 });
 
+Deno.test("SessionLoop opens queued children in the order they were queued: one that left the queue and came back waits behind the others", async () => {
+  const h = setup({ max_panes: 1 });
+  for (const id of ["ses_a", "ses_b", "ses_c", "ses_d"]) {
+    h.loop.handle(created(id));
+    h.loop.handle(status(id, "busy"));
+    await h.clock.advance(10);
+  }
+  // ses_b finishes before its turn, then works again: queued anew, after ses_c and ses_d.
+  h.loop.handle(status("ses_b", "idle"));
+  await h.clock.advance(10);
+  h.loop.handle(status("ses_b", "busy"));
+  await h.clock.advance(10);
+  assert.deepEqual(said(h.out), [
+    "pane.opened ses_a",
+    "pane.skipped ses_b max_panes #1",
+    "pane.skipped ses_c max_panes #2",
+    "pane.skipped ses_d max_panes #3",
+    "pane.skipped ses_b max_panes #3",
+  ]);
+  // The open pane's child goes idle, its pane closes, and the head of the queue opens.
+  for (const [done, next] of [["ses_a", "ses_c"], ["ses_c", "ses_d"], ["ses_d", "ses_b"]]) {
+    h.loop.handle(status(done, "idle"));
+    await h.clock.advance(1500);
+    const opened = said(h.out).filter((l) => l.startsWith("pane.opened"));
+    assert.equal(opened.at(-1), `pane.opened ${next}`, `after ${done}: ${said(h.out)}`);
+    assert.equal(h.backend.panes.size, 1);
+  }
+});
+
 Deno.test("SessionLoop admits queued children at once when a bridge.hello raises max_panes", async () => {
   const h = setup({ max_panes: 1 });
   for (const id of ["ses_a", "ses_b", "ses_c"]) {

@@ -470,3 +470,21 @@ Deno.test("admissions() admits queued children in order into the free places onl
   assert.deepEqual(decided.waiting, [{ id: "ses_q2", position: 1 }, { id: "ses_q3", position: 2 }]);
   assert.deepEqual(admissions([openRecord, ...q], undefined).admit, ["ses_q1", "ses_q2", "ses_q3"]);
 });
+
+Deno.test("admissions() serves the queue in the order children were queued, not the order they were first seen", () => {
+  const config = { ...CFG, maxPanes: 1 };
+  // First seen q1, q2, q3; queued at 30, 10 and 20 (q1 went idle and busy again, say).
+  const q = [["ses_q1", 30], ["ses_q2", 10], ["ses_q3", 20]].map(([id, at]) =>
+    run(
+      [[{ type: "created" }, at as number]],
+      newRecord(validateSessionId(id as string), "ses_p", id as string),
+      config,
+    )
+      .record
+  );
+  assert.deepEqual(q.map((r) => r.state.kind === "queued" && r.state.since), [30, 10, 20]);
+  const decided = admissions(q, 1);
+  assert.deepEqual(decided.admit, ["ses_q2"]);
+  assert.deepEqual(decided.waiting, [{ id: "ses_q3", position: 1 }, { id: "ses_q1", position: 2 }]);
+  assert.deepEqual(admissions(q, 3).admit, ["ses_q2", "ses_q3", "ses_q1"]);
+});

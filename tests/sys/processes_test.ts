@@ -116,19 +116,25 @@ Deno.test("ownerAlive() on the real process seam: this process by its stamp, not
 });
 
 Deno.test("processEnviron() reads a child's environment as it was started", async () => {
-  const child = new Deno.Command("sleep", {
-    args: ["30"],
+  // The environment is the one execve() got: until the child has exec'd, /proc/<pid>/environ
+  // is still the forked copy of this process's. The child says when it runs.
+  const child = new Deno.Command("sh", {
+    args: ["-c", "echo ready; exec sleep 30"],
     env: { MUXBRIDGE_ENVIRON_PROBE: "x y=z" },
     stdin: "null",
-    stdout: "null",
+    stdout: "piped",
     stderr: "null",
   }).spawn();
+  const out = child.stdout.getReader();
   try {
+    const first = await out.read();
+    assert.equal(new TextDecoder().decode(first.value), "ready\n");
     const env = processEnviron(child.pid);
     if (Deno.build.os === "linux") assert.equal(env?.MUXBRIDGE_ENVIRON_PROBE, "x y=z");
     else assert.equal(env, undefined);
   } finally {
     child.kill("SIGKILL");
+    await out.cancel();
     await child.status;
   }
   assert.equal(processEnviron(-1), undefined);
