@@ -5,7 +5,8 @@
  * pane; its `list` sample is the one `list --help` prints; its test command is the one CI runs;
  * every config example of the README and the config pages is a config muxbridge accepts; the
  * protocol page names every reason a pane closes; the security page names exactly the keys a
- * `bridge.hello` cannot set.
+ * `bridge.hello` cannot set; the timings the README quotes are the ones docs/performance.md gives,
+ * next to the command that printed them.
  */
 
 import assert from "node:assert/strict";
@@ -115,4 +116,19 @@ Deno.test("docs/security.md names exactly the keys a bridge.hello cannot set", (
     }
   }
   assert.deepEqual([...named].sort(), [...expected].sort(), list);
+});
+
+Deno.test("README's timings are docs/performance.md's, with the command that printed them", () => {
+  const use = section(readme(), "Use");
+  const at = use.indexOf("How long it takes");
+  assert.ok(at >= 0, "the README says how long it takes");
+  const paragraph = use.slice(at, use.indexOf("\n\n", at));
+  const figures = paragraph.match(/\d+(\.\d+)?(–\d+)? s\b|load average of [\d–]+/g) ?? [];
+  assert.ok(figures.length >= 6, paragraph);
+  const perf = section(doc("docs/performance.md"), "A child's pane with the real OpenCode TUI");
+  for (const f of paragraph.match(/\d+\.\d+ s\b/g) ?? []) {
+    assert.ok(perf.includes(f), `${f} is in docs/performance.md`);
+  }
+  const command = codeBlocks(use, "sh").flat().find((l) => l.includes("e2e_tui2_test.ts"));
+  assert.ok(command && perf.includes(command.replace(/\s+#.*$/, "")), command);
 });
