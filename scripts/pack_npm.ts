@@ -47,6 +47,7 @@ import { pluginVersion } from "../lib/install/install.ts";
 import { PLUGIN_V1, PLUGIN_V2_FILES } from "../lib/install/plugin_source.ts";
 import { createRunner, type Runner } from "../lib/sys/exec.ts";
 import { binaryName, hostTarget, type Target, TARGETS } from "./build_release.ts";
+import { BACKENDS } from "../backends/mod.ts";
 
 /** The npm name of the package that carries a target's binary: `muxbridge-<os>-<arch>`. */
 export function platformPackageName(target: Target): string {
@@ -155,9 +156,11 @@ export function mainManifest(
   return {
     name: "muxbridge",
     version: options.version,
-    description: "Opens one terminal-multiplexer pane per OpenCode child session (tmux, zellij, " +
-      "kitty, WezTerm, …): the muxbridge command and its OpenCode plugin (1.x and 2.x)",
-    keywords: ["opencode", "opencode-plugin", "tmux", "zellij", "kitty", "wezterm", "subagents"],
+    // The backends come from the registry: only a backend's own folder names it.
+    description: `Opens one terminal-multiplexer pane per OpenCode child session (${
+      BACKENDS.map((b) => b.title).join(", ")
+    }): the muxbridge command and its OpenCode plugin (1.x and 2.x)`,
+    keywords: ["opencode", "opencode-plugin", ...BACKENDS.map((b) => b.name), "subagents"],
     ...repository(options.repo),
     type: "module",
     bin: { muxbridge: "bin/muxbridge.js" },

@@ -40,23 +40,14 @@ import {
   validateServerUrlText,
 } from "../sys/validate.ts";
 import { SPAWN_TOKEN } from "../backend/spawn_token.ts";
+// The states a record may show are the ones a pane shows: one list.
+import { PANE_STATES } from "../backend/pane_status.ts";
 
 /** The largest record file read; a record is a few hundred bytes. */
 const MAX_RECORD_BYTES = 64 * 1024;
 
 const safeText = (max: number) =>
   z.string().max(max).refine((v) => !hasUnsafeChars(v), "holds control or format characters");
-
-/** The live states a record may show. */
-export const PANE_STATES = [
-  "unknown",
-  "busy",
-  "retry",
-  "idle",
-  "error",
-  "waiting",
-  "failed",
-] as const;
 
 /**
  * The child's live state in a pane's record (written at most once a second per pane, with the

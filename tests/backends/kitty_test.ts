@@ -493,7 +493,16 @@ Deno.test("kitty listOwned() finds marked windows on 0.30+ and nothing on 0.26",
     }]),
   );
   assert.deepEqual(await createKittyBackend(makeDeps(fake.run)).listOwned(), [
-    { paneId: "4", dead: false, title: "a", pid: 1004, sessionId: "ses_a", owner: "7:9" },
+    // token: null — the listing was read and holds no spawn token for it (docs/ownership.md).
+    {
+      paneId: "4",
+      dead: false,
+      title: "a",
+      pid: 1004,
+      sessionId: "ses_a",
+      owner: "7:9",
+      token: null,
+    },
   ]);
 });
 
