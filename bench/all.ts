@@ -1,8 +1,8 @@
 /**
  * Runs every benchmark and prints one summary table (`deno task bench`). With `--write`, the
  * table also replaces the generated block of `bench/RESULTS.md`, and its rows that have a goal
- * replace the generated table of README.md's "Performance" section, both with the date, the
- * machine and the command, so the two always come from the same run.
+ * replace the generated table of docs/performance.md, both with the date, the machine and the
+ * command, so the two always come from the same run.
  *
  * Run: `deno task bench [--write] [--quick]` (`--quick`: fewer samples, for a smoke run)
  *
@@ -25,9 +25,9 @@ import { benchBurst } from "./burst.ts";
 import { benchIdle } from "./idle.ts";
 import { benchFirstPane } from "./first_pane.ts";
 import { type Row, table } from "./_harness.ts";
-import { writeReadmeBlock } from "../scripts/_readme_blocks.ts";
+import { writeDocBlock } from "../scripts/_readme_blocks.ts";
 
-/** The command that rewrites README.md's `performance` block and bench/RESULTS.md. */
+/** The command that rewrites the `performance` block (docs/performance.md) and bench/RESULTS.md. */
 const WRITE_COMMAND = "deno task bench --write";
 
 const write = Deno.args.includes("--write");
@@ -61,7 +61,7 @@ const summary = table(rows);
 console.log("Summary\n");
 console.log(summary);
 
-/** The README's rows: those with a goal or a baseline, and the baselines they are against. */
+/** The docs' rows: those with a goal or a baseline, and the baselines they are against. */
 function readmeRows(all: readonly Row[]): Row[] {
   const against = new Set(all.map((r) => `${r.bench}\0${r.baseline}`));
   return all.filter((r) =>
@@ -88,7 +88,7 @@ if (write) {
   const tmux = new TextDecoder().decode(
     (await new Deno.Command("tmux", { args: ["-V"], stdout: "piped" }).output()).stdout,
   ).trim();
-  // The README's measured-block convention (scripts/_readme_blocks.ts): the body starts with
+  // The docs' measured-block convention (scripts/_readme_blocks.ts): the body starts with
   // when, by what command and where; bench/RESULTS.md carries the same line.
   const stamp =
     `Measured ${started.toISOString()} by \`${WRITE_COMMAND}${quick ? " --quick" : ""}\` ` +
@@ -112,7 +112,6 @@ if (write) {
       resultsEnd,
     ].join("\n"),
   );
-  if (await writeReadmeBlock("performance", [stamp, "", table(readmeRows(rows)), ""].join("\n"))) {
-    console.error("wrote README.md (block performance)");
-  }
+  const block = writeDocBlock("performance", [stamp, "", table(readmeRows(rows)), ""].join("\n"));
+  if (block.changed) console.error(`wrote ${block.file} (block performance)`);
 }

@@ -26,7 +26,7 @@ import { join, relative, resolve } from "node:path";
  */
 export const ALONE: Readonly<Record<string, string>> = {
   "tests/e2e_tui_test.ts":
-    "measures: prints the task-shown → pane timing the README quotes, which other tests' load would inflate",
+    "measures: prints the task-shown → pane timing docs/performance.md quotes, which other tests' load would inflate",
 };
 
 /** About how long one group of short files runs, in ms. */

@@ -8,9 +8,9 @@
  * (default N 20, CMD `dist/muxbridge`; e.g. `-- deno run -A main.ts` for the development path).
  *
  * `--write` measures the binary (`dist/muxbridge`, built first with `deno task build:bun`) and
- * the development path (`deno run -A main.ts`), and rewrites README.md's `startup` block with
- * the numbers, the date, the machine, its load and this command: the README's start-up figures
- * come from here and nowhere else.
+ * the development path (`deno run -A main.ts`), and rewrites the `startup` block of
+ * docs/performance.md with the numbers, the date, the machine, its load and this command: the
+ * start-up figures come from here and nowhere else.
  *
  * @module
  */
@@ -20,9 +20,9 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { writeReadmeBlock } from "./_readme_blocks.ts";
+import { writeDocBlock } from "./_readme_blocks.ts";
 
-/** The command that rewrites the README block (shown in it). */
+/** The command that rewrites the `startup` block (shown in it). */
 export const WRITE_COMMAND = "./node_modules/.bin/deno run -A scripts/bench_startup.ts --write";
 
 /** min / median / p90 of samples, in ms. */
@@ -170,9 +170,9 @@ async function write(n: number): Promise<void> {
     `| for scale: \`deno run -A main.ts --version\` | ${cellOf(source.version)} |`,
     `| for scale: \`deno run -A main.ts bridge\` until \`ready\` | ${cellOf(source.ready)} |`,
   ].join("\n");
-  const changed = await writeReadmeBlock("startup", body);
+  const { file, changed } = writeDocBlock("startup", body);
   console.log(body);
-  console.log(changed ? "\nREADME.md: startup block rewritten" : "\nREADME.md: unchanged");
+  console.log(changed ? `\n${file}: startup block rewritten` : `\n${file}: unchanged`);
 }
 
 if (import.meta.main) {

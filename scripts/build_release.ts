@@ -23,7 +23,7 @@
  * - `--tag` refuses to build when the tag is not `v` + the version in `deno.json`.
  * - `--repo` adds `install.sh` with that GitHub repository as its default (and to SHA256SUMS).
  * - `--skip-build` packs the binaries already in DIR/bin (a re-pack; the tests pack a stand-in).
- * - `--readme` rewrites README.md's `release-sizes` block (with `--target host` alone).
+ * - `--readme` rewrites the `release-sizes` block of docs/building.md (with `--target host` alone).
  *
  * This machine's target is built offline (Bun's runtime ships in the npm package `bun`); any
  * other target makes Bun fetch `@oven/bun-<os>-<arch>` from the npm registry once. Packing
@@ -54,7 +54,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import denoConfig from "../deno.json" with { type: "json" };
 import { createRunner, type Runner } from "../lib/sys/exec.ts";
-import { writeReadmeBlock } from "./_readme_blocks.ts";
+import { writeDocBlock } from "./_readme_blocks.ts";
 
 /** One release target. */
 export interface Target {
@@ -77,7 +77,7 @@ export const TARGETS: readonly Target[] = [
 
 /**
  * The largest linux-x64 archive a release may ship (issue 24: a download of at most 45 MB).
- * With xz's default preset the archive was about 40 MB (README, "Building and releasing").
+ * With xz's default preset the archive was about 40 MB (docs/building.md).
  */
 export const MAX_ARCHIVE_BYTES = 45e6;
 
@@ -85,14 +85,14 @@ export const MAX_ARCHIVE_BYTES = 45e6;
 export const XZ_FLAGS: readonly string[] = ["-6", "--threads=0"];
 
 /**
- * The command that measures this machine's archive and writes README.md's `release-sizes`
+ * The command that measures this machine's archive and writes docs/building.md's `release-sizes`
  * block (its marker names it; `tests/docs/readme_numbers_test.ts` checks it is this script's).
  */
 export const README_COMMAND = "./node_modules/.bin/deno task release --target host --readme";
 
 /**
  * Bun's JSC bytecode (`--bytecode`; ESM needs `--format=esm`) trades ~3 MB for a faster start
- * (README "Binary size and start-up"). Only for the host: bytecode cross-compiled for another
+ * (docs/performance.md, "Binary size and start-up"). Only for the host: bytecode cross-compiled for another
  * platform has segfaulted on launch (oven-sh/bun#18416, #24144), and a cross-built binary cannot
  * be run here to prove otherwise.
  */
@@ -250,7 +250,7 @@ const USAGE = "Usage: build_release.ts --host [--out DIR]\n" +
 
 const say = (text: string) => process.stderr.write(`build_release: ${text}\n`);
 
-/** A size in MB with one decimal, as the README prints it. */
+/** A size in MB with one decimal, as the docs print it. */
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /** Runs a step; on failure prints what it printed and returns false. */
@@ -432,11 +432,11 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (values.readme) {
-    const changed = await writeReadmeBlock("release-sizes", readmeBlock(sizes));
+    const { file, changed } = writeDocBlock("release-sizes", readmeBlock(sizes));
     say(
       changed
-        ? "rewrote README.md's release-sizes block"
-        : "README.md's release-sizes block is current",
+        ? `rewrote ${file}'s release-sizes block`
+        : `${file}'s release-sizes block is current`,
     );
   }
   return 0;
@@ -492,7 +492,7 @@ function sizeTable(sizes: Sizes): string {
     .join("");
 }
 
-/** README.md's release-sizes block. */
+/** The release-sizes block (docs/building.md). */
 function readmeBlock(sizes: Sizes): string {
   const when = new Date().toISOString().slice(0, 16);
   const bunVersion = readPackageVersion("bun");

@@ -1,6 +1,6 @@
 /**
- * Captures a real run of `muxbridge demo` into README.md's `demo` block, so that the transcript
- * and pictures the README shows are what the program prints (`tests/docs/readme_demo_test.ts`
+ * Captures a real run of `muxbridge demo` into the `demo` block (docs/development.md), so that the
+ * transcript and pictures the docs show are what the program prints (`tests/docs/readme_demo_test.ts`
  * runs the demo again and compares everything but the tmux version and the socket path).
  *
  * Usage: deno run -A scripts/capture_demo.ts [-- CMD...]   (default CMD: deno run -A main.ts)
@@ -8,10 +8,10 @@
  * @module
  */
 
-import { writeReadmeBlock } from "./_readme_blocks.ts";
+import { writeDocBlock } from "./_readme_blocks.ts";
 
 /**
- * The demo's transcript as README.md shows it.
+ * The demo's transcript as the docs show it.
  *
  * @param stdout What `muxbridge demo` printed.
  * @returns The block body: the transcript in a text fence.
@@ -47,9 +47,9 @@ if (import.meta.main) {
     stderr: "inherit",
   }).output();
   if (!out.success) {
-    console.error(`muxbridge demo exited ${out.code}; README.md left as it was`);
+    console.error(`muxbridge demo exited ${out.code}; the demo block is left as it was`);
     Deno.exit(1);
   }
-  const changed = await writeReadmeBlock("demo", demoBlock(new TextDecoder().decode(out.stdout)));
-  console.log(changed ? "README.md: demo block rewritten" : "README.md: demo block unchanged");
+  const { file, changed } = writeDocBlock("demo", demoBlock(new TextDecoder().decode(out.stdout)));
+  console.log(changed ? `${file}: demo block rewritten` : `${file}: demo block unchanged`);
 }

@@ -1,8 +1,10 @@
 /**
- * Regenerates the parts of README.md that come from the code — the config reference (from the
- * zod schema), the command list (from the command table), the error codes, and the backend list
- * and matrix (from the backend registry) — between `<!-- BEGIN x -->` and `<!-- END x -->`
- * markers. `--check` fails when README.md is out of date (a test runs it).
+ * Regenerates the parts of the documentation that come from the code — the config reference (from
+ * the zod schema), the command list (from the command table), the error codes, and the backend
+ * list and matrix (from the backend registry) — between `<!-- BEGIN x -->` and `<!-- END x -->`
+ * markers, in whichever file holds each (README.md or a page under `docs/`; each block in exactly
+ * one). Links in generated text are written from the repository root and rewritten relative to
+ * the file they land in. `--check` fails when a file is out of date (a test runs it).
  *
  * Usage: deno run -A scripts/gen_readme.ts [--check]
  *
@@ -14,7 +16,7 @@ import { configJsonSchema } from "../lib/config/config.ts";
 import { precedence } from "../lib/backend/identity.ts";
 import { COMMANDS } from "../lib/cli/commands/mod.ts";
 import { ERROR_CODES } from "../lib/sys/errors.ts";
-import { readmeBlocks, replaceBlock } from "./_readme_blocks.ts";
+import { docFiles, linkFrom, readmeBlocks, replaceBlock } from "./_readme_blocks.ts";
 
 interface JsonSchema {
   type?: string;
@@ -77,7 +79,7 @@ export function errorCodeTable(): string {
 export function backendList(): string {
   const names = BACKENDS.map((b, i) => i === 0 ? `**${b.title}**` : b.title);
   return `Backends: ${names.slice(0, -1).join(", ")} and ${names[names.length - 1]} (see ` +
-    "[Backends](#backends) for what each can do and how it was verified).";
+    "[docs/backends.md](docs/backends.md) for what each can do and how it was verified).";
 }
 
 /** The backend matrix, one row per backend, and the order detection decides by. */
@@ -113,7 +115,8 @@ export function backendTable(): string {
   ].join("\n");
 }
 
-const SECTIONS: Record<string, () => string> = {
+/** The generated blocks, by name. */
+export const SECTIONS: Record<string, () => string> = {
   "backend-list": backendList,
   backends: backendTable,
   config: configTable,
@@ -122,33 +125,79 @@ const SECTIONS: Record<string, () => string> = {
 };
 
 /**
- * Replaces every generated section of a README text.
+ * Rewrites the repository-relative links of generated text (`[x](docs/a.md)`) relative to the
+ * file it is written into.
  *
- * @param text The README.
- * @returns The README with fresh sections.
+ * @param text Generated text.
+ * @param file The file, from the repository root.
+ * @returns The text with its links relative to the file.
  */
-export function regenerate(text: string): string {
+export function relink(text: string, file: string): string {
+  return text.replace(/\]\(([^)\s]+)\)/g, (all, target: string) => {
+    if (/^([a-z]+:|#|\/)/i.test(target)) return all;
+    const [path, anchor] = target.split("#", 2);
+    return `](${linkFrom(file, path)}${anchor === undefined ? "" : `#${anchor}`})`;
+  });
+}
+
+/**
+ * Replaces every generated block a file holds.
+ *
+ * @param text README.md or a docs page.
+ * @param file Its path from the repository root. @default "README.md"
+ * @returns The text with fresh blocks.
+ * @throws {Error} When it holds a generated block no generator makes.
+ */
+export function regenerate(text: string, file = "README.md"): string {
   let out = text;
-  const generated = readmeBlocks(text).filter((b) => b.how === "generated");
-  for (const [name, make] of Object.entries(SECTIONS)) {
-    if (!generated.some((b) => b.name === name && b.command === "scripts/gen_readme.ts")) {
-      throw new Error(`README.md lacks the ${name} markers`);
+  for (const b of readmeBlocks(text, file).filter((b) => b.how === "generated")) {
+    const make = SECTIONS[b.name];
+    if (!make || b.command !== "scripts/gen_readme.ts") {
+      throw new Error(`${file}: no generator for block "${b.name}" (${b.command})`);
     }
-    out = replaceBlock(out, name, make());
+    out = replaceBlock(out, b.name, relink(make(), file), file);
   }
   return out;
 }
 
-if (import.meta.main) {
-  const path = new URL("../README.md", import.meta.url);
-  const text = await Deno.readTextFile(path);
-  const fresh = regenerate(text);
-  if (Deno.args.includes("--check")) {
-    if (fresh !== text) {
-      console.error("README.md is out of date: run `deno run -A scripts/gen_readme.ts`");
-      Deno.exit(1);
+/**
+ * Every documentation file, regenerated.
+ *
+ * @param read Reads a file from the repository root.
+ * @returns Each file's path, current text and fresh text.
+ * @throws {Error} When a block is missing or in more than one file.
+ */
+export function regenerateAll(
+  read: (file: string) => string,
+): Array<{ file: string; text: string; fresh: string }> {
+  const all = docFiles().map((file) => {
+    const text = read(file);
+    return { file, text, fresh: regenerate(text, file) };
+  });
+  for (const name of Object.keys(SECTIONS)) {
+    const holders = all.filter(({ file, text }) =>
+      readmeBlocks(text, file).some((b) => b.name === name && b.how === "generated")
+    );
+    if (holders.length !== 1) {
+      throw new Error(
+        `the generated block "${name}" must be in exactly one of README.md and docs/*.md; ` +
+          `found in ${holders.map((h) => h.file).join(", ") || "none"}`,
+      );
     }
-  } else if (fresh !== text) {
-    await Deno.writeTextFile(path, fresh);
+  }
+  return all;
+}
+
+if (import.meta.main) {
+  const root = new URL("../", import.meta.url).pathname;
+  const stale: string[] = [];
+  for (const { file, text, fresh } of regenerateAll((f) => Deno.readTextFileSync(root + f))) {
+    if (fresh === text) continue;
+    stale.push(file);
+    if (!Deno.args.includes("--check")) Deno.writeTextFileSync(root + file, fresh);
+  }
+  if (Deno.args.includes("--check") && stale.length) {
+    console.error(`${stale.join(", ")} out of date: run \`deno run -A scripts/gen_readme.ts\``);
+    Deno.exit(1);
   }
 }

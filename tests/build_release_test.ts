@@ -25,7 +25,7 @@ import {
   TARGETS,
   xzArgv,
 } from "../scripts/build_release.ts";
-import { codeBlocks, readme, section } from "./docs/_readme.ts";
+import { codeBlocks, doc, section } from "./docs/_readme.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 
 const run = createRunner();
@@ -310,8 +310,8 @@ Deno.test({
   },
 });
 
-Deno.test("README's release-sizes block is written by build_release.ts, which the section shows", () => {
-  const text = section(readme(), "Building and releasing");
+Deno.test("docs/building.md's release-sizes block is written by build_release.ts, which the page shows", () => {
+  const text = section(doc("docs/building.md"), "Building and releasing");
   const block = readmeBlocks(text).find((b) => b.name === "release-sizes");
   assert.ok(block, "the section has the release-sizes block");
   assert.equal(block.how, "measured");

@@ -12,8 +12,8 @@
  * 3. `muxbridge uninstall`: nothing of muxbridge is left in OpenCode's config, and a child gets
  *    no pane.
  *
- * It prints the first-run numbers the README quotes (prompt → pane, prompt → the child's text
- * in the pane, the child's last token → pane gone); nothing asserts on them. One run of each
+ * It prints the first-run numbers docs/performance.md quotes (prompt → pane, prompt → the child's
+ * text in the pane, the child's last token → pane gone); nothing asserts on them. One run of each
  * OpenCode, every wait bounded and on a condition, every process stopped.
  */
 

@@ -50,7 +50,7 @@ function coreShape(backends: readonly string[]) {
       "split: next to the OpenCode pane, overflowing into a muxbridge window when full; window: always in a muxbridge window",
     ),
     opencode_bin: z.string().min(1).default("opencode").describe(
-      "The program each pane runs (`<bin> attach …`)",
+      "The OpenCode program each pane runs (1.x: `<bin> attach …`; 2.x: `<bin> --server …`)",
     ),
     close_grace_ms: ms(250, 60_000, "The most a close waits between interrupt and kill"),
     close_retry_delay_ms: z.number().int().min(0).max(60_000).optional().describe(
@@ -95,7 +95,7 @@ function coreShape(backends: readonly string[]) {
     failed_pane_hold_ms: ms(
       30_000,
       3_600_000,
-      "A pane whose program failed (opencode attach exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
+      "A pane whose program failed (its opencode exited non-zero) stays this long showing why, then closes (pane.closed, reason failed); 0 closes it at once",
     ),
     status_in_title: z.boolean().default(true).describe(
       "The pane title starts with the child's live state: [busy], [retry N], [idle], [error], [needs you]",

@@ -27,6 +27,7 @@ import { FAKE_SESSION, FAKE_ZELLIJ, insideSession, startFakeZellij } from "./zel
 import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
 import { forgedPaneId } from "../helpers/ids.ts";
 import { cutHungCall, PATIENT_TIMEOUT_MS } from "../helpers/hung_call.ts";
+import { runTag } from "../helpers/run_tag.ts";
 
 const clock = createRealClock();
 const S = ["zellij", "--session", FAKE_SESSION, "action"];
@@ -242,6 +243,7 @@ Deno.test("zellij spawn() hands credentials over in a private 0600 file the pane
     const sourced = await new Deno.Command("/bin/sh", {
       args: ["-c", '. "$0"; printf %s "$OPENCODE_SERVER_PASSWORD"', file],
       clearEnv: true,
+      env: runTag(),
     }).output();
     assert.equal(new TextDecoder().decode(sourced.stdout), password);
     // The pane's program never ran here: closing the pane removes the file.

@@ -1,13 +1,17 @@
 /**
- * Reads README.md the way the docs-checking tests need it: a section by its heading, the tables
- * and fenced code blocks in it. Only what the tests rely on; a README that no longer has the
- * expected shape fails loudly (a test that silently found nothing to check would prove nothing).
+ * Reads README.md and the pages under `docs/` the way the docs-checking tests need them: a
+ * section by its heading, the tables and fenced code blocks in it. Only what the tests rely on;
+ * a page that no longer has the expected shape fails loudly (a test that silently found nothing
+ * to check would prove nothing).
  *
  * @module
  */
 
+/** The repository's root folder. */
+const ROOT = new URL("../../", import.meta.url);
+
 /** The repository's README.md. */
-export const README_PATH = new URL("../../README.md", import.meta.url);
+export const README_PATH = new URL("README.md", ROOT);
 
 /**
  * Reads README.md.
@@ -19,9 +23,19 @@ export function readme(): string {
 }
 
 /**
+ * Reads a documentation page.
+ *
+ * @param path Its path from the repository root, such as `docs/cli.md`.
+ * @returns Its text.
+ */
+export function doc(path: string): string {
+  return Deno.readTextFileSync(new URL(path, ROOT));
+}
+
+/**
  * The text of one section: from its heading to the next heading of the same or a higher level.
  *
- * @param text The README.
+ * @param text README.md or a docs page.
  * @param heading The heading's text, such as "Exit codes".
  * @returns The section, heading excluded.
  * @throws {Error} When there is no such heading.
@@ -29,7 +43,7 @@ export function readme(): string {
 export function section(text: string, heading: string): string {
   const lines = text.split("\n");
   const at = lines.findIndex((l) => /^#{1,6} /.test(l) && l.replace(/^#+ /, "") === heading);
-  if (at < 0) throw new Error(`README.md has no section "${heading}"`);
+  if (at < 0) throw new Error(`no section "${heading}"`);
   const level = lines[at].indexOf(" ");
   let end = lines.length;
   let fenced = false;
@@ -60,13 +74,13 @@ export function table(text: string, columns: readonly string[]): Array<Record<st
   const at = lines.findIndex((l) =>
     l.trim().startsWith("|") && JSON.stringify(cells(l)) === JSON.stringify(columns)
   );
-  if (at < 0) throw new Error(`README.md has no table with the columns ${columns.join(" | ")}`);
+  if (at < 0) throw new Error(`no table with the columns ${columns.join(" | ")}`);
   const rows: Array<Record<string, string>> = [];
   for (const l of lines.slice(at + 2)) {
     if (!l.trim().startsWith("|")) break;
     const c = cells(l);
     if (c.length !== columns.length) {
-      throw new Error(`README.md table row has ${c.length} cells, not ${columns.length}: ${l}`);
+      throw new Error(`a table row has ${c.length} cells, not ${columns.length}: ${l}`);
     }
     rows.push(Object.fromEntries(columns.map((name, i) => [name, c[i]])));
   }

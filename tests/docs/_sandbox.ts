@@ -1,6 +1,6 @@
 /**
- * Runs a README command line as a user would type it: through `/bin/sh -c`, with `muxbridge`
- * first on PATH (a shim for `deno run main.ts`, or `MUXBRIDGE_TEST_BIN`), in its own session and
+ * Runs a documented command line (README.md, docs/cli.md, docs/protocol.md) as a user would type
+ * it: through `/bin/sh -c`, with `muxbridge` first on PATH (a shim for `deno run main.ts`, or `MUXBRIDGE_TEST_BIN`), in its own session and
  * process group (so Ctrl+C can be sent the way a terminal sends it, to the whole group), with a
  * fresh temporary HOME and state directory per run and only the environment a situation needs.
  *

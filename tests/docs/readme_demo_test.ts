@@ -1,5 +1,5 @@
 /**
- * README "Quick start": the demo transcript is what a real `muxbridge demo` prints (captured by
+ * docs/development.md: the demo transcript is what a real `muxbridge demo` prints (captured by
  * scripts/capture_demo.ts): the test runs it again and compares everything but the tmux version
  * and the socket path, pictures included. It also checks what the demo promises at its end: the
  * private tmux server is stopped and its files, the socket among them, are removed.
@@ -8,14 +8,15 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { stableDemo } from "../../scripts/capture_demo.ts";
-import { readmeBlocks } from "../../scripts/_readme_blocks.ts";
-import { codeBlocks, readme } from "./_readme.ts";
+import { fileWithBlock, readmeBlocks } from "../../scripts/_readme_blocks.ts";
+import { codeBlocks } from "./_readme.ts";
 import { Sandbox } from "./_sandbox.ts";
 
-/** The README's captured transcript. */
+/** The captured transcript, from the page that holds it. */
 function captured(): string {
-  const block = readmeBlocks(readme()).find((b) => b.name === "demo");
-  assert.ok(block, "README.md has the demo block");
+  const { file, text: page } = fileWithBlock("demo");
+  const block = readmeBlocks(page, file).find((b) => b.name === "demo");
+  assert.ok(block, `${file} has the demo block`);
   assert.equal(block.how, "captured");
   const [text] = codeBlocks(block.body, "text");
   assert.ok(text, "the demo block holds a text fence");
@@ -24,7 +25,7 @@ function captured(): string {
 
 Deno.test({
   name:
-    "README demo transcript: a real run prints it (but for the tmux version and socket path) and leaves no server or socket",
+    "demo transcript: a real run prints it (but for the tmux version and socket path) and leaves no server or socket",
   async fn() {
     const box = await Sandbox.create();
     try {

@@ -1,13 +1,14 @@
 /**
- * README examples, run as written:
+ * The documentation's examples, run as written:
  *
- * - "Commands": every line of the examples block, in order, inside a private tmux server with a
+ * - README "Commands": every line of the examples block, in order, inside a private tmux server with a
  *   stand-in OpenCode server (the fake server, knowing every session) where the README says
  *   `http://127.0.0.1:4096`, `opencode` a stand-in that prints its version or waits like the
  *   TUI, and a temporary HOME and XDG folders (`install` writes the plugin there, and nowhere
  *   else); each must exit 0.
- * - "Commands": `npx deno task start -- --help` shows the help (a leading `--` is accepted).
- * - "Bridge protocol": every transcript, in the situation its first comment names; stdout must be
+ * - docs/development.md: `npx deno task start -- --help` shows the help (a leading `--` is
+ *   accepted).
+ * - docs/protocol.md, "Rules a plugin can rely on": every transcript, in the situation its first comment names; stdout must be
  *   exactly the `# {…}` lines shown (each shown field equal, `"…"` any text, `"abc…"` text
  *   starting `abc`) and the exit code the `# exit N` line (else 0).
  */
@@ -15,7 +16,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { serveFakeOpencode } from "../helpers/fake_opencode_server.ts";
-import { codeBlocks, readme, section } from "./_readme.ts";
+import { codeBlocks, doc, readme, section } from "./_readme.ts";
 import { Sandbox } from "./_sandbox.ts";
 
 const SHOWN_URL = "http://127.0.0.1:4096";
@@ -28,7 +29,7 @@ function commandExamples(): string[] {
   return examples;
 }
 
-/** One transcript of the Bridge protocol section. */
+/** One transcript of docs/protocol.md. */
 interface Transcript {
   where: string;
   script: string;
@@ -37,7 +38,7 @@ interface Transcript {
 }
 
 function transcripts(): Transcript[] {
-  const blocks = codeBlocks(section(readme(), "Bridge protocol"), "sh");
+  const blocks = codeBlocks(section(doc("docs/protocol.md"), "Rules a plugin can rely on"), "sh");
   assert.ok(blocks.length >= 5, `the transcripts were read (${blocks.length})`);
   return blocks.map((lines) => {
     const [first, ...rest] = lines;
@@ -101,8 +102,11 @@ Deno.test({
   },
 });
 
-Deno.test("README Commands: `deno task start -- --help` shows the help", async () => {
-  assert.match(section(readme(), "Commands"), /`npx deno task start -- --help`/);
+Deno.test("docs/development.md: `deno task start -- --help` shows the help", async () => {
+  assert.match(
+    section(doc("docs/development.md"), "Code layout and tasks"),
+    /`npx deno task start -- --help`/,
+  );
   const root = new URL("../../", import.meta.url).pathname;
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "--quiet", "start", "--", "--help"],
@@ -117,7 +121,7 @@ Deno.test("README Commands: `deno task start -- --help` shows the help", async (
 });
 
 Deno.test({
-  name: "README Bridge protocol transcripts: each prints exactly the lines shown",
+  name: "docs/protocol.md transcripts: each prints exactly the lines shown",
   async fn(t) {
     const box = await Sandbox.create();
     try {

@@ -1,6 +1,6 @@
 /**
- * README "Exit codes": every row of the table is run as written, in the situation its `where`
- * column names, and must end with its exit code and print what the README promises — one stderr
+ * docs/cli.md, "Exit codes": every row of the table is run as written, in the situation its
+ * `where` column names, and must end with its exit code and print what the page promises — one stderr
  * line (holding the row's `says` text) for a failure; stdout empty, except `bridge`'s `error` and
  * `bye` lines, `doctor`'s checks and `demo`'s narration. A row changed without the code, or code changed without the
  * row, fails here. A new command's rows need nothing here unless they name a new situation
@@ -11,14 +11,14 @@ import assert from "node:assert/strict";
 import { commandNamed } from "../../lib/cli/cli.ts";
 import { COMMANDS } from "../../lib/cli/commands/mod.ts";
 import { ERROR_CODES } from "../../lib/sys/errors.ts";
-import { code, readme, section, table } from "./_readme.ts";
+import { code, doc, section, table } from "./_readme.ts";
 import { Sandbox, type SandboxRun } from "./_sandbox.ts";
 
 const COLUMNS = ["exit", "when", "example", "where", "says (stderr)"] as const;
 
 /** The table's rows, parsed. */
 function rows() {
-  return table(section(readme(), "Exit codes"), COLUMNS).map((r) => ({
+  return table(section(doc("docs/cli.md"), "Exit codes"), COLUMNS).map((r) => ({
     exit: Number(code(r.exit)),
     when: r.when,
     example: code(r.example),
@@ -27,14 +27,14 @@ function rows() {
   }));
 }
 
-/** The muxbridge command a README example runs (`bridge`, `close`, …), if any. */
+/** The muxbridge command an example runs (`bridge`, `close`, …), if any. */
 function commandOf(example: string): string | undefined {
   const words = example.split(/\s+/).map((w) => w.replace(/^'(.*)'$/, "$1"));
   const at = words.indexOf("muxbridge");
   return commandNamed(words.slice(at + 1), COMMANDS)?.name;
 }
 
-/** What every row promises beyond its exit code (README: the paragraph under the table). */
+/** What every row promises beyond its exit code (the paragraph under the table). */
 function assertOutput(row: ReturnType<typeof rows>[number], r: SandboxRun, where: string): void {
   const what = `${row.example} (${where}): ${JSON.stringify(r)}`;
   assert.equal(r.signal, null, `it exited rather than died of a signal: ${what}`);
@@ -63,7 +63,7 @@ function assertOutput(row: ReturnType<typeof rows>[number], r: SandboxRun, where
   }
 }
 
-Deno.test("README exit-code table: it has a row for every exit code and names known situations", () => {
+Deno.test("docs/cli.md exit-code table: it has a row for every exit code and names known situations", () => {
   const all = rows();
   assert.ok(all.length >= 20, `the table was read (${all.length} rows)`);
   assert.deepEqual([...new Set(all.map((r) => r.exit))].sort((a, b) => a - b), [0, 1, 2, 3, 130]);
@@ -74,7 +74,7 @@ Deno.test("README exit-code table: it has a row for every exit code and names kn
 
 Deno.test({
   name:
-    "README exit-code table: every row's example exits as the row says, printing what the README promises",
+    "docs/cli.md exit-code table: every row's example exits as the row says, printing what the page promises",
   async fn(t) {
     const box = await Sandbox.create();
     try {

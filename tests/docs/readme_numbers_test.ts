@@ -1,22 +1,27 @@
 /**
- * README numbers come from scripts: every `measured` block names the command that writes it
- * (a script of this repository), starts by saying when, where and by what command it was
- * measured, and the "Binary size and start-up" section has no figure outside its block. The
- * numbers themselves are not asserted (they are measurements, not promises).
+ * The documentation's numbers come from scripts: every `measured` block (README.md and
+ * docs/*.md) names the command that writes it (a script of this repository), starts by saying
+ * when, where and by what command it was measured, and the "Binary size and start-up" section of
+ * docs/performance.md has no figure outside its block. The numbers themselves are not asserted
+ * (they are measurements, not promises).
  */
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { readmeBlocks } from "../../scripts/_readme_blocks.ts";
+import { docFiles, readmeBlocks } from "../../scripts/_readme_blocks.ts";
 import { WRITE_COMMAND } from "../../scripts/bench_startup.ts";
-import { codeBlocks, readme, section } from "./_readme.ts";
+import { codeBlocks, doc, section } from "./_readme.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-Deno.test("README measured blocks name the repository script that writes them, and say when and by what", () => {
-  const measured = readmeBlocks(readme()).filter((b) => b.how === "measured");
-  assert.ok(measured.some((b) => b.name === "startup"), "the startup block is there");
+Deno.test("measured blocks name the repository script that writes them, and say when and by what", () => {
+  const measured = docFiles().flatMap((file) =>
+    readmeBlocks(doc(file), file).filter((b) => b.how === "measured")
+  );
+  for (const name of ["startup", "performance", "release-sizes"]) {
+    assert.ok(measured.some((b) => b.name === name), `the ${name} block is there`);
+  }
   const tasks = Object.keys(denoConfig.tasks);
   for (const b of measured) {
     // A script of this repository (`… scripts/x.ts …`, `… bench/x.ts …`) or a deno task.
@@ -34,8 +39,8 @@ Deno.test("README measured blocks name the repository script that writes them, a
   }
 });
 
-Deno.test("README start-up figures: written by bench_startup.ts --write, shown next to that command, none typed by hand", () => {
-  const text = section(readme(), "Binary size and start-up");
+Deno.test("start-up figures: written by bench_startup.ts --write, shown next to that command, none typed by hand", () => {
+  const text = section(doc("docs/performance.md"), "Binary size and start-up");
   const block = readmeBlocks(text).find((b) => b.name === "startup");
   assert.ok(block, "the startup block is in the section");
   assert.equal(block.command, WRITE_COMMAND);
