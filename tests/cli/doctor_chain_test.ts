@@ -282,3 +282,31 @@ Deno.test("doctor chain: only OpenCode 2.x's plugin installed: it and its record
   assert.equal(stale?.status, "fail");
   assert.match(stale!.detail, /muxbridge 0\.0\.9, this binary is 0\.1\.0/);
 });
+
+Deno.test("doctor chain: the npm package OpenCode installed itself (listed in its config) counts as installed", async () => {
+  for (
+    const config of [{ plugin: ["muxbridge"] }, { plugins: ["muxbridge@0.1.0"] }, {
+      plugins: [{ package: "muxbridge", options: {} }],
+    }]
+  ) {
+    const files = memoryFiles();
+    files.files.set(`${HOME}/.config/opencode/opencode.json`, {
+      text: JSON.stringify(config),
+      mode: 0o644,
+    });
+    const checks = await run(files, createFakeRunner());
+    const plugin = checks.find((c) => c.name === "opencode plugin")!;
+    assert.equal(plugin.status, "pass", JSON.stringify(config));
+    assert.match(plugin.detail, /npm package muxbridge/);
+    // The 2.x service is looked for (none runs here: a warning that says how to start one).
+    assert.ok(checks.some((c) => c.name === "opencode 2.x service"), JSON.stringify(checks));
+  }
+  // Another package whose name starts the same is not muxbridge.
+  const files = memoryFiles();
+  files.files.set(`${HOME}/.config/opencode/opencode.json`, {
+    text: JSON.stringify({ plugin: ["muxbridge-x"] }),
+    mode: 0o644,
+  });
+  const other = (await run(files, createFakeRunner())).find((c) => c.name === "opencode plugin")!;
+  assert.equal(other.status, "warn");
+});

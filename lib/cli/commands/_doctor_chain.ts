@@ -50,12 +50,50 @@ function listedByHand(files: Files, at: OpencodeLocations): string | null {
   return null;
 }
 
+/** What a config's `plugin` (1.x) or `plugins` (2.x) entry names: the package, or a path. */
+function entryName(entry: unknown): string {
+  if (Array.isArray(entry)) return String(entry[0]);
+  if (typeof entry === "object" && entry !== null) {
+    return String((entry as { package?: unknown }).package ?? "");
+  }
+  return String(entry);
+}
+
+/**
+ * The config that lists the npm package `muxbridge` (OpenCode installed it: 1.x `opencode
+ * plugin muxbridge --global`, 2.x `opencode plugin add muxbridge`), or null. OpenCode then runs
+ * the package's own plugin, which runs the binary of its platform package (`docs/npm.md`).
+ */
+function listedAsPackage(files: Files, at: OpencodeLocations): string | null {
+  for (const path of at.configFiles) {
+    const text = files.read(path);
+    if (text === null) continue;
+    try {
+      const value = plain(parseJsonc(text)) as { plugin?: unknown; plugins?: unknown };
+      const list = [value?.plugin, value?.plugins].flatMap((l) => Array.isArray(l) ? l : []);
+      if (list.some((e) => /^muxbridge(?:@[^/\s]+)?$/.test(entryName(e)))) return path;
+    } catch {
+      return null; // the config check of OpenCode itself is not ours
+    }
+  }
+  return null;
+}
+
 /** Is the plugin where OpenCode loads it, and of this muxbridge's version? */
 function pluginCheck(files: Files, at: OpencodeLocations, version: string): Check {
   const name = "opencode plugin";
   const text = files.read(at.plugin);
   const byHand = listedByHand(files, at);
   if (text === null) {
+    const asPackage = listedAsPackage(files, at);
+    if (asPackage) {
+      return {
+        name,
+        status: "pass",
+        detail: `the npm package muxbridge, listed in ${asPackage} (OpenCode installs and loads ` +
+          "it; its plugin runs the binary of its own platform package)",
+      };
+    }
     if (byHand) {
       return {
         name,
@@ -288,7 +326,7 @@ export async function chainChecks(deps: CliDeps, config: Config): Promise<Check[
     ? []
     : [pluginCheck(files, at, deps.version)];
   if (v2) checks.push(v2);
-  checks.push(...await serviceChecks(deps, v2 !== null));
+  checks.push(...await serviceChecks(deps, v2 !== null || listedAsPackage(files, at) !== null));
   if (v1 || v2) {
     const sidecar = v1 ? at.sidecar : join(at.v2Link, "muxbridge.json");
     checks.push(await binaryCheck(deps, files, sidecar));
