@@ -1,8 +1,16 @@
 /**
  * Watches every layout change of a tmux server as it happens: a global `window-layout-changed`
- * hook appends `@W <layout>` to a file for each change to any window, so a pane that was resized
- * even for a moment shows up, which polling could miss. The hook fires from the same tmux
- * notification that control mode's `%layout-change` does.
+ * hook appends `@W=<layout>|` to a user option of the server for each change to any window, so
+ * a pane that was resized even for a moment shows up, which polling could miss. The hook fires
+ * from the same tmux notification that control mode's `%layout-change` does.
+ *
+ * The hook runs inside the server (`set-option -gaF`), not a shell: tmux runs notification hooks
+ * one at a time from its own queue, and a `run-shell` hook (this observer's first form) makes
+ * that queue wait for each shell. Under load the hooks fell behind the changes, and once in a
+ * while the queue stopped for good, so the last layouts were never written (the split test
+ * failed with them missing, in CI on a busy 2-core machine and here, one run in five). tmux
+ * empties its own queue before it runs a client's next command, so what `stop` reads holds
+ * every change made before it.
  *
  * Not a control-mode client: with one attached, tmux 3.3a's server crashed (every session lost)
  * when a window was destroyed right after its active pane changed — seen live while
@@ -54,30 +62,24 @@ export function layoutPanes(layout: string): Map<string, Geometry> {
  * @returns The observer; always `stop()` it.
  */
 export async function observeLayouts(server: TmuxServer): Promise<TmuxObserver> {
-  const file = `${server.dir}/layout-changes.log`;
-  await Deno.writeTextFile(file, "");
-  // run-shell without -b: the server runs each hook to its end before going on, so lines keep
-  // the order of the changes and every change is written before a later command returns.
+  const option = "@muxbridge_test_layouts";
+  await server.tmux(["set-option", "-g", option, ""]);
   await server.tmux([
     "set-hook",
     "-g",
     "window-layout-changed",
-    `run-shell "printf '%s %s\\n' '#{window_id}' '#{window_layout}' >> '${file}'"`,
+    `set-option -gaF ${option} "#{window_id}=#{window_layout}|"`,
   ]);
   const changes: LayoutChange[] = [];
-  const read = async () => {
+  const stop = async () => {
+    const text = await server.tmux(["show-options", "-gqv", option]);
+    await server.run(["set-hook", "-gu", "window-layout-changed"]).catch(() => {});
+    await server.run(["set-option", "-gu", option]).catch(() => {});
     changes.length = 0;
-    for (const line of (await Deno.readTextFile(file)).split("\n")) {
-      const m = /^(@\d+) (\S+)$/.exec(line);
+    for (const entry of text.split("|")) {
+      const m = /^(@\d+)=(\S+)$/.exec(entry.trim());
       if (m) changes.push({ window: m[1], panes: layoutPanes(m[2]) });
     }
   };
-  const stop = async () => {
-    await server.run(["set-hook", "-gu", "window-layout-changed"]).catch(() => {});
-    await read();
-  };
-  return {
-    changes,
-    stop,
-  };
+  return { changes, stop };
 }
