@@ -196,6 +196,12 @@ try {
     for (const s of skips) console.log(`  - ${s.test}: needs ${s.why}`);
     console.log("  (scripts/setup.sh installs all of it; in CI, CI=true, a missing tool fails)");
   }
+  // A test or step that ignores itself (`ignore:`) is named here too: never passed in silence.
+  const ignored = results.flatMap((r) => r.cases.filter((c) => c.skipped));
+  if (ignored.length > 0) {
+    console.log(`ignored by the tests themselves: ${ignored.length}`);
+    for (const c of ignored) console.log(`  - ${c.file}: ${c.name}`);
+  }
   const leaked = await settleTagged(tag, SETTLE_MS, { exclude: [Deno.pid] });
   if (leaked.length === 0) {
     console.log(`left running: nothing (no process carries ${RUN_TAG_VAR}=${tag})`);
