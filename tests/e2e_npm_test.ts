@@ -33,7 +33,7 @@ import { muxbridgeArgv } from "./helpers/bridge_process.ts";
 import { platformPackageName } from "../scripts/pack_npm.ts";
 import { type NpmRegistry, startNpmRegistry, verdaccioBin } from "./helpers/npm_registry.ts";
 import { opencode2Bin } from "./helpers/opencode2_home.ts";
-import { CHILD2_MARKER, openTui2Box, waitUntil2 } from "./helpers/opencode2_tui.ts";
+import { CHILD2_MARKER, openTui2Box } from "./helpers/opencode2_tui.ts";
 import { opencodeBin } from "./helpers/opencode_server.ts";
 import { CHILD_MARKER, openTuiBox, type PaneInfo, waitUntil } from "./helpers/opencode_tui.ts";
 import { requirement, requires, tool, which } from "./helpers/requires.ts";
@@ -278,7 +278,7 @@ async function viaOpencode2(reg: NpmRegistry): Promise<void> {
     await pointAtRegistry(box.tmux, reg.url);
     tui = await box.start();
     const t = tui;
-    await waitUntil2(
+    await waitUntil(
       "the TUI entry from npm to start its bridge",
       () => bridgeSaid(log).some((m) => m.type === "ready"),
       5 * 60_000,
@@ -311,20 +311,20 @@ async function viaOpencode2(reg: NpmRegistry): Promise<void> {
     box.mock.hold();
     await t.promptTask();
     let pane: { id: string } | undefined;
-    await waitUntil2(
+    await waitUntil(
       "the child's pane",
       async () => (pane = (await childPanes())[0]) !== undefined,
       180_000,
       context,
     );
-    await waitUntil2(
+    await waitUntil(
       "the child's text in its pane",
       async () => (await box.capture(pane!.id).catch(() => "")).includes(CHILD2_MARKER),
       180_000,
       context,
     );
     box.mock.release();
-    await waitUntil2(
+    await waitUntil(
       "the pane to close after the child's turn",
       async () => (await childPanes()).length === 0,
       180_000,

@@ -16,7 +16,8 @@ import { createProcesses } from "../lib/sys/processes.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 import { OPENCODE2_VERSION, opencode2Bin, readServiceState } from "./helpers/opencode2_home.ts";
 import { type Event2, servicePidsOf, type Session2 } from "./helpers/opencode2_service.ts";
-import { openTui2Box, type Tui2Box, waitUntil2 } from "./helpers/opencode2_tui.ts";
+import { openTui2Box, type Tui2Box } from "./helpers/opencode2_tui.ts";
+import { waitUntil } from "./helpers/opencode_tui.ts";
 
 const processes = createProcesses();
 const NEEDS = [
@@ -71,7 +72,7 @@ Deno.test({
 
       // The TUI's session: the project's root session the prompt created.
       let parent: Session2 | undefined;
-      await waitUntil2(
+      await waitUntil(
         "the TUI's root session",
         async () => {
           const all = await service.json("GET", "/api/session") as { data: Session2[] };
@@ -84,7 +85,7 @@ Deno.test({
         tui.screen,
       );
       let child: Session2 | undefined;
-      await waitUntil2(
+      await waitUntil(
         "a child of the TUI's session",
         async () => {
           child = (await service.children(parent!.id))[0];
@@ -100,14 +101,14 @@ Deno.test({
       assert.equal(child.location.directory, home.project);
       // The stream may deliver the event after the API already lists the child.
       let event: Event2 | undefined;
-      await waitUntil2(
+      await waitUntil(
         "the child's session.created event",
         () => (event = created.find((e) => e.data.sessionID === child!.id)) !== undefined,
         30_000,
       );
       assert.equal(event?.data.parentID, parent.id, "session.created carries the parentID");
 
-      await waitUntil2(
+      await waitUntil(
         "the child's run to succeed",
         async () => (await service.session(child!.id))?.outcome === "succeeded",
         60_000,

@@ -16,7 +16,8 @@ import { createRealClock } from "../lib/sys/clock.ts";
 import { runCli } from "./helpers/cli_process.ts";
 import { opencode2Bin } from "./helpers/opencode2_home.ts";
 import { stopProcess } from "./helpers/opencode_home.ts";
-import { openTui2Box, type Tui2Box, waitUntil2 } from "./helpers/opencode2_tui.ts";
+import { openTui2Box, type Tui2Box } from "./helpers/opencode2_tui.ts";
+import { waitUntil } from "./helpers/opencode_tui.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 import { runTag } from "./helpers/run_tag.ts";
 
@@ -90,7 +91,7 @@ Deno.test({
       const pluginLog = `${env.XDG_STATE_HOME}/muxbridge/bridge.log`;
       const installed = await runCli(["install"], { env, timeoutMs: 120_000 });
       assert.equal(installed.code, 0, installed.stderr);
-      await waitUntil2("the service to load muxbridge", async () => {
+      await waitUntil("the service to load muxbridge", async () => {
         const list = await b.service.json("GET", "/api/plugin") as {
           data?: Array<{ id?: string; state?: { status?: string } }>;
         };
@@ -106,7 +107,7 @@ Deno.test({
       /** Waits for a child's request, answers it, and checks the pane on the way. */
       const round = async (kind: "permission" | "question") => {
         let pane: string | undefined;
-        await waitUntil2(
+        await waitUntil(
           `the ${kind} child's pane`,
           async () => !!(pane = await childPane()),
           CEILING_MS,
@@ -118,7 +119,7 @@ Deno.test({
           encodeURIComponent(b.home.project)
         }`;
         let request: { id: string; sessionID: string } | undefined;
-        await waitUntil2(`the ${kind} request`, async () => {
+        await waitUntil(`the ${kind} request`, async () => {
           const got = await b.service.json("GET", `${list}${scope}`) as {
             data?: Array<{ id: string; sessionID: string }>;
           };
@@ -126,7 +127,7 @@ Deno.test({
           return request !== undefined;
         }, CEILING_MS);
         const asked = clock.now();
-        await waitUntil2(
+        await waitUntil(
           `[needs you] and waiting on the ${kind} child's pane`,
           async () =>
             (await display(pane!, "#{@muxbridge-status}")) === "waiting" &&
@@ -135,7 +136,7 @@ Deno.test({
           () => display(pane!, "#{pane_title} · #{@muxbridge-status}"),
         );
         const shownMs = clock.now() - asked;
-        await waitUntil2(
+        await waitUntil(
           "the bell in the pane's window",
           async () => (await display(pane!, "#{window_bell_flag}")) === "1",
           CEILING_MS,
@@ -148,7 +149,7 @@ Deno.test({
           path,
           kind === "permission" ? { decision: "once" } : { answer: { q0: "red" } },
         );
-        await waitUntil2(
+        await waitUntil(
           `busy again after the ${kind} was answered`,
           async () =>
             (await display(pane!, "#{@muxbridge-status}")) !== "waiting" &&
@@ -159,7 +160,7 @@ Deno.test({
         console.log(
           `e2e_tui2_attention: ${kind}: marker within ${shownMs} ms of the listed request`,
         );
-        await waitUntil2(
+        await waitUntil(
           `the ${kind} child's pane to close`,
           async () => !(await childPane()),
           CEILING_MS,

@@ -23,7 +23,8 @@ import { runCli } from "./helpers/cli_process.ts";
 import { TASK_TRIGGER } from "./helpers/mock_model.ts";
 import { opencode2Bin } from "./helpers/opencode2_home.ts";
 import { stopProcess } from "./helpers/opencode_home.ts";
-import { CHILD2_MARKER, openTui2Box, type Tui2Box, waitUntil2 } from "./helpers/opencode2_tui.ts";
+import { CHILD2_MARKER, openTui2Box, type Tui2Box } from "./helpers/opencode2_tui.ts";
+import { waitUntil } from "./helpers/opencode_tui.ts";
 import { childrenOf, cmdline } from "./helpers/opencode_server.ts";
 import { requirement, requires, tool } from "./helpers/requires.ts";
 import { runTag } from "./helpers/run_tag.ts";
@@ -99,7 +100,7 @@ Deno.test({
       const installed = await runCli(["install", "--json"], { env, timeoutMs: 120_000 });
       assert.equal(installed.code, 0, installed.stderr);
       assert.ok(JSON.parse(installed.stdout).opencode.lines.includes("2.x"), installed.stdout);
-      await waitUntil2("the service to load muxbridge", async () => {
+      await waitUntil("the service to load muxbridge", async () => {
         const list = await b.service.json("GET", "/api/plugin") as {
           data?: Array<{ id?: string; state?: { status?: string } }>;
         };
@@ -114,7 +115,7 @@ Deno.test({
       timings.tuiFirstDrawMs = tui.firstDrawMs;
       const t0 = clock.now();
       await tui.promptTask();
-      await waitUntil2(
+      await waitUntil(
         "the child's pane",
         async () => (await childPanes(b.tmux)).length > 0,
         180_000,
@@ -123,7 +124,7 @@ Deno.test({
       timings.promptToPaneMs = clock.now() - t0;
       const [pane] = await childPanes(b.tmux);
       assert.match(pane.command, /--session ses_\w+/, pane.command);
-      await waitUntil2(
+      await waitUntil(
         "the child's text in its pane",
         async () => (await b.capture(pane.id).catch(() => "")).includes(CHILD2_MARKER),
         180_000,
@@ -144,7 +145,7 @@ Deno.test({
 
       b.mock.release(); // the child's run ends
       const tEnd = clock.now();
-      await waitUntil2(
+      await waitUntil(
         "the pane to close after the child's end",
         async () => (await childPanes(b.tmux)).length === 0,
         120_000,
@@ -152,7 +153,7 @@ Deno.test({
       );
       timings.childEndToPaneGoneMs = clock.now() - tEnd;
       // The bridge's report reaches the plugin's log a moment after the pane is gone.
-      await waitUntil2(
+      await waitUntil(
         "pane.closed idle in the plugin's log",
         () => /"type":"pane\.closed".*"reason":"idle"/.test(read(pluginLog)),
         30_000,
@@ -186,7 +187,7 @@ Deno.test({
       tuis.push(Number(pid2Text));
       const s2 = second;
       const screen2 = () => s2.tmux(["capture-pane", "-p", "-t", pane2]).catch(() => "");
-      await waitUntil2(
+      await waitUntil(
         "the second TUI's prompt box",
         async () => /Ask anything/.test(await screen2()),
         120_000,
@@ -194,14 +195,14 @@ Deno.test({
       );
       b.mock.hold();
       await s2.tmux(["send-keys", "-t", pane2, "-l", `${TASK_TRIGGER} go`]);
-      await waitUntil2(
+      await waitUntil(
         "the typed prompt",
         async () => (await screen2()).includes(TASK_TRIGGER),
         15_000,
         screen2,
       );
       await s2.tmux(["send-keys", "-t", pane2, "Enter"]);
-      await waitUntil2(
+      await waitUntil(
         "the second TUI's child pane, in its own tmux",
         async () => (await childPanes(s2)).length === 1,
         180_000,
@@ -212,7 +213,7 @@ Deno.test({
       assert.equal(bridges.size, 2, "one bridge per TUI");
       assert.match(read(pluginLog), /"reason":"not_driven"/, "the first TUI's bridge skipped it");
       b.mock.release();
-      await waitUntil2(
+      await waitUntil(
         "its pane to close",
         async () => (await childPanes(s2)).length === 0,
         120_000,
@@ -242,7 +243,7 @@ Deno.test({
         }
       }
       assert.deepEqual(left, [], "no muxbridge file left in OpenCode's config");
-      await waitUntil2("the service to unload muxbridge", async () => {
+      await waitUntil("the service to unload muxbridge", async () => {
         const list = await b.service.json("GET", "/api/plugin") as {
           data?: Array<{ id?: string }>;
         };
@@ -253,7 +254,7 @@ Deno.test({
       tuis.push(again.pid);
       const before = b.mock.ended.length;
       await again.promptTask();
-      await waitUntil2(
+      await waitUntil(
         "the child's run after uninstall",
         () => b.mock.ended.slice(before).some((e) => e.kind === "child"),
         180_000,

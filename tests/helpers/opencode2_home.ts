@@ -19,6 +19,7 @@
 
 import { readFileSync, statSync } from "node:fs";
 import { arch, platform } from "node:os";
+import { mockModelConfig } from "./opencode_home.ts";
 
 /** The `@opencode/cli` version tools/opencode2/package.json pins. */
 export const OPENCODE2_VERSION = "2.1.2";
@@ -176,32 +177,7 @@ export async function prepareOpencode2Home(
   // which is also what a user moving from 1.x has (seen working with 2.1.2).
   await Deno.writeTextFile(
     `${configDir}/opencode.json`,
-    JSON.stringify({
-      $schema: "https://opencode.ai/config.json",
-      autoupdate: false,
-      share: "disabled",
-      snapshot: false,
-      lsp: false,
-      formatter: false,
-      model: "mock/mock-model",
-      small_model: "mock/mock-model",
-      enabled_providers: ["mock"],
-      provider: {
-        mock: {
-          npm: "@ai-sdk/openai-compatible",
-          name: "Mock (loopback)",
-          options: { baseURL: options.mockUrl, apiKey: "mock-key" },
-          models: {
-            "mock-model": {
-              name: "Mock Model",
-              tool_call: options.toolCall,
-              limit: { context: 32000, output: 4096 },
-            },
-          },
-        },
-      },
-      ...options.config,
-    }),
+    JSON.stringify(mockModelConfig(options.mockUrl, options.toolCall, options.config)),
   );
   const port = options.port ?? freePort();
   const password = options.password ??

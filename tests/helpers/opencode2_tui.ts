@@ -19,6 +19,7 @@ import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
 import { type MockModel, type MockTask, startMockModel, TASK_TRIGGER } from "./mock_model.ts";
 import { stopProcess } from "./opencode_home.ts";
+import { waitUntil } from "./opencode_tui.ts";
 import { type Opencode2Home, prepareOpencode2Home } from "./opencode2_home.ts";
 import { type Opencode2Service, startOpencode2Service } from "./opencode2_service.ts";
 import { startTmuxServer, type TmuxServer } from "./tmux_server.ts";
@@ -103,28 +104,6 @@ export interface Tui2Box {
   capture(pane: string): Promise<string>;
   /** Stops everything (TUIs, then the service, tmux, the mock) and removes the folder. */
   close(): Promise<void>;
-}
-
-/**
- * Waits for a condition (bounded, polled), throwing with `what` and `context()` on timeout.
- *
- * @param what What is awaited.
- * @param cond The condition.
- * @param ms The bound.
- * @param context Read on failure.
- * @returns The milliseconds it took.
- */
-export async function waitUntil2(
-  what: string,
-  cond: () => boolean | Promise<boolean>,
-  ms: number,
-  context: () => string | Promise<string> = () => "",
-): Promise<number> {
-  const t0 = clock.now();
-  if (!await waitFor(clock, cond, { deadline: t0 + ms, maxIntervalMs: 100 })) {
-    throw new Error(`timed out after ${ms} ms waiting for ${what}\n${await context()}`);
-  }
-  return clock.now() - t0;
 }
 
 /**
@@ -214,7 +193,7 @@ export async function openTui2Box(options: Tui2BoxOptions = {}): Promise<Tui2Box
       const pid = Number(pidText);
       started.push(pid);
       const screen = () => capture(pane).catch(() => "");
-      await waitUntil2(
+      await waitUntil(
         "the 2.x TUI's prompt box",
         async () => /Ask anything/.test(await screen()),
         90_000,
@@ -227,7 +206,7 @@ export async function openTui2Box(options: Tui2BoxOptions = {}): Promise<Tui2Box
         screen,
         async promptTask() {
           await t.tmux(["send-keys", "-t", pane, "-l", `${TASK_TRIGGER} go`]);
-          await waitUntil2(
+          await waitUntil(
             "the typed prompt",
             async () => (await screen()).includes(TASK_TRIGGER),
             10_000,

@@ -42,6 +42,49 @@ async function git(cwd: string, args: string[]): Promise<void> {
 }
 
 /**
+ * The `opencode.json` both OpenCode lines' tests start from: the mock model on loopback as the
+ * only provider, nothing that reaches the network (autoupdate, share, LSP, formatters), then
+ * `extra` on top. 2.x reads the same file and shape (it migrates `provider` itself).
+ *
+ * @param mockUrl The mock model's base URL.
+ * @param toolCall Whether the model may call tools.
+ * @param extra Keys that replace or add to the above.
+ * @returns The config object.
+ */
+export function mockModelConfig(
+  mockUrl: string,
+  toolCall: boolean,
+  extra: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  return {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    snapshot: false,
+    lsp: false,
+    formatter: false,
+    model: "mock/mock-model",
+    small_model: "mock/mock-model",
+    enabled_providers: ["mock"],
+    provider: {
+      mock: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Mock (loopback)",
+        options: { baseURL: mockUrl, apiKey: "mock-key" },
+        models: {
+          "mock-model": {
+            name: "Mock Model",
+            tool_call: toolCall,
+            limit: { context: 32000, output: 4096 },
+          },
+        },
+      },
+    },
+    ...extra,
+  };
+}
+
+/**
  * Writes OpenCode's config, the plugin-install stub and a git project (`<base>/project`) under
  * `base`.
  *
@@ -67,32 +110,7 @@ export async function prepareOpencodeHome(
   }
   await Deno.writeTextFile(
     `${configDir}/opencode.json`,
-    JSON.stringify({
-      $schema: "https://opencode.ai/config.json",
-      autoupdate: false,
-      share: "disabled",
-      snapshot: false,
-      lsp: false,
-      formatter: false,
-      model: "mock/mock-model",
-      small_model: "mock/mock-model",
-      enabled_providers: ["mock"],
-      provider: {
-        mock: {
-          npm: "@ai-sdk/openai-compatible",
-          name: "Mock (loopback)",
-          options: { baseURL: options.mockUrl, apiKey: "mock-key" },
-          models: {
-            "mock-model": {
-              name: "Mock Model",
-              tool_call: options.toolCall,
-              limit: { context: 32000, output: 4096 },
-            },
-          },
-        },
-      },
-      ...options.config,
-    }),
+    JSON.stringify(mockModelConfig(options.mockUrl, options.toolCall, options.config)),
   );
   // OpenCode's installer skips when node_modules/ exists and the lock lists every dependency
   // (docs/opencode.md); without this a configured plugin waits on the npm registry. The
