@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { createRealClock, waitFor } from "../lib/sys/clock.ts";
 import { escapeFormat, escapeTitle } from "../backends/tmux/_parse.ts";
 import { cleanTitle, SESSION_ID } from "../lib/sys/validate.ts";
+import { paneTitle } from "../lib/session/machine/_view.ts";
 import { events, startBridge } from "./helpers/bridge_process.ts";
 import { serveFakeOpencode } from "./helpers/fake_opencode_server.ts";
 import { createRandom, hostileString } from "./helpers/hostile.ts";
@@ -157,16 +158,23 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
           `argv of ${JSON.stringify(c)} (seed ${r.seed})`,
         );
         if (c.exists) assert.equal(launch[0].cwd, c.expectDir, `cwd (seed ${r.seed})`);
-        // What tmux keeps for a title muxbridge set: each run of # before [ doubled, so that
-        // tmux draws it as text rather than as a style (escapeTitle).
-        const want = cleanTitle(c.title).replace(/#+(?=\[)/g, (run) => run + run);
+        // What tmux keeps for a title muxbridge set: the clean title fitted to the pane title's
+        // columns (a wide character counts two: paneTitle), each run of # before [ doubled, so
+        // that tmux draws it as text rather than as a style (escapeTitle).
+        const want = paneTitle(cleanTitle(c.title), "").replace(/#+(?=\[)/g, (run) => run + run);
         const got = titles.get(opened.get(c.id)!);
         if (got !== want) {
           // tmux 3.3a keeps the old title, silently and with exit 0, when the new one holds a
           // character its wcwidth() does not know (unassigned, or newer than the C library's
           // tables: U+1FAE8 "shaking face" is refused with glibc 2.36, observed live). Such a
           // title is refused by tmux itself, not lost by muxbridge: check on a scratch pane.
-          await server.tmux(["select-pane", "-t", scratch, "-T", escapeTitle(cleanTitle(c.title))]);
+          await server.tmux([
+            "select-pane",
+            "-t",
+            scratch,
+            "-T",
+            escapeTitle(paneTitle(cleanTitle(c.title), "")),
+          ]);
           const direct = await server.tmux([
             "display-message",
             "-p",
