@@ -18,7 +18,7 @@ import { closePane } from "../../lib/session/close_pane.ts";
 import { runCleanup } from "../../lib/session/cleanup.ts";
 import { createFakeClock, type FakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore } from "../fakes/memory_store.ts";
-import { recordedLaunches, writeStandIn } from "../helpers/stand_in.ts";
+import { writeStandIn } from "../helpers/stand_in.ts";
 import { until } from "../helpers/until.ts";
 import { FAKE_PROVIDER, openerWith, providerDeps } from "./provider_fixture.ts";
 import { validatePaneId, validateSessionId } from "../../lib/sys/validate.ts";
