@@ -382,7 +382,9 @@ fakeTest(
     try {
       const fresh = async () => {
         const { lines, log } = recordingLog();
-        const backend = server.backend({ command_timeout_ms: 1500 }, server.identity(), log);
+        // The fake CLI is a Deno program: on a loaded machine it took over 1.5 s to answer
+        // `--version` (load gate, twice). The bound only has to end the one hang below.
+        const backend = server.backend({ command_timeout_ms: 10_000 }, server.identity(), log);
         await backend.probe();
         return { backend, lines };
       };
