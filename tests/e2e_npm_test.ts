@@ -29,6 +29,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import denoConfig from "../deno.json" with { type: "json" };
 import { binaryName, hostTarget, TARGETS } from "../scripts/build_release.ts";
+import { shellCommand } from "../lib/sys/shell_quote.ts";
 import { muxbridgeArgv } from "./helpers/bridge_process.ts";
 import { platformPackageName } from "../scripts/pack_npm.ts";
 import { type NpmRegistry, startNpmRegistry, verdaccioBin } from "./helpers/npm_registry.ts";
@@ -89,8 +90,7 @@ async function hostBinary(dir: string): Promise<string> {
   }
   await Deno.mkdir(dir, { recursive: true });
   const path = `${dir}/muxbridge`;
-  const quote = (a: string) => `'${a.replaceAll("'", `'\\''`)}'`;
-  await Deno.writeTextFile(path, `#!/bin/sh\nexec ${muxbridgeArgv().map(quote).join(" ")} "$@"\n`);
+  await Deno.writeTextFile(path, `#!/bin/sh\nexec ${shellCommand(muxbridgeArgv())} "$@"\n`);
   await Deno.chmod(path, 0o755);
   return path;
 }

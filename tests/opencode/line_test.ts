@@ -36,7 +36,7 @@ Deno.test("each line's pane runs its own command, the password only in the envir
     bin: "opencode",
     url: "http://127.0.0.1:49374",
     sessionId: "ses_child",
-    dir: "/work/p q",
+    dir: "/home/me/p q",
     auth: { username: "opencode", password: "s3cret" },
     ownsTitle: true,
   };
@@ -48,7 +48,7 @@ Deno.test("each line's pane runs its own command, the password only in the envir
     "--session",
     "ses_child",
     "--dir",
-    "/work/p q",
+    "/home/me/p q",
   ]);
   assert.deepEqual(v1.env, {
     OPENCODE_SERVER_USERNAME: "opencode",
@@ -61,7 +61,7 @@ Deno.test("each line's pane runs its own command, the password only in the envir
     "http://127.0.0.1:49374",
     "--session",
     "ses_child",
-    "/work/p q",
+    "/home/me/p q",
   ]);
   assert.equal(v2.env.OPENCODE_PASSWORD, "s3cret");
   assert.equal(v2.env.MUXBRIDGE_PANE_SESSION, "ses_child");
