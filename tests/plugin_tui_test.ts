@@ -27,9 +27,12 @@ setEnvForFile({
 });
 globalThis.addEventListener("unload", () => Deno.removeSync(STATE, { recursive: true }));
 
-/** Records each start, its argv and its stdin under its `--dir` ($3); says ready. */
-const RECORDER = `echo "$$" >> "$3/starts"
-printf '%s\\n' "$@" > "$3/argv"
+/**
+ * Records its argv, then its start (so a start seen means its argv is whole), and its stdin
+ * under its `--dir` ($3); says ready.
+ */
+const RECORDER = `printf '%s\\n' "$@" > "$3/argv.new" && mv "$3/argv.new" "$3/argv"
+echo "$$" >> "$3/starts"
 echo '{"type":"ready","protocol":1,"version":"0.1.0","backend":null}'
 cat >> "$3/stdin.ndjson"
 echo ended >> "$3/ended"`;
@@ -123,7 +126,8 @@ async function rig(script = RECORDER): Promise<Rig> {
     log,
     bin,
     read,
-    lines: () => read("stdin.ndjson").split("\n").filter((l) => l).map((l) => JSON.parse(l)),
+    // Whole lines only: a poll may read the file while the fake is writing it.
+    lines: () => read("stdin.ndjson").split("\n").slice(0, -1).map((l) => JSON.parse(l)),
     async until(what, cond) {
       const ok = await waitFor(clock, cond, { deadline: clock.now() + 15_000, maxIntervalMs: 20 });
       assert.ok(ok, `timed out waiting for ${what}; log:\n${read(log)}`);
@@ -136,6 +140,8 @@ const options = (r: Rig, more: Record<string, unknown> = {}) => ({
   bin: r.bin,
   log: r.log,
   backoffMs: 20,
+  // The fake ends as soon as its input does; no grace of seconds decides "ended" under load.
+  stopGraceMs: 60_000,
   ...more,
 });
 
