@@ -117,11 +117,12 @@ Deno.test("ownerAlive() on the real process seam: this process by its stamp, not
 
 Deno.test("processEnviron() reads a child's environment as it was started", async () => {
   // The environment is the one execve() got: until the child has exec'd, /proc/<pid>/environ
-  // is still the forked copy of this process's. The child says when it runs.
+  // is still the forked copy of this process's. The child says when it runs, then waits for
+  // its input without another exec (while one is under way the file reads empty).
   const child = new Deno.Command("sh", {
-    args: ["-c", "echo ready; exec sleep 30"],
+    args: ["-c", "echo ready; read -r _"],
     env: { MUXBRIDGE_ENVIRON_PROBE: "x y=z" },
-    stdin: "null",
+    stdin: "piped",
     stdout: "piped",
     stderr: "null",
   }).spawn();
@@ -133,7 +134,7 @@ Deno.test("processEnviron() reads a child's environment as it was started", asyn
     if (Deno.build.os === "linux") assert.equal(env?.MUXBRIDGE_ENVIRON_PROBE, "x y=z");
     else assert.equal(env, undefined);
   } finally {
-    child.kill("SIGKILL");
+    await child.stdin.close();
     await out.cancel();
     await child.status;
   }
