@@ -59,6 +59,8 @@ import { requirement, requires } from "./helpers/requires.ts";
 import { validateSessionId } from "../lib/sys/validate.ts";
 
 const clock = createRealClock();
+/** Bridge A's idle close delay: long enough for two of its polls to see a busy child. */
+const A_IDLE_CLOSE_DELAY_MS = 4000;
 const processes = createProcesses();
 const OPENCODE = [
   requirement(
@@ -222,9 +224,13 @@ Deno.test({
         ["--url", s.url, ...dirArgs],
         // Polls at the default 2 s: a poll times out after the interval and the final recheck
         // after 1 s, and a timeout leaves an idle signal standing like a 401 would; on a loaded
-        // 2-core machine shorter ones did time out, and the false idle below then closed.
+        // 2-core machine shorter ones did time out, and the false idle below then closed. An
+        // idle close that waits 4 s gives two polls as well as the recheck the chance to see
+        // the child busy (load 8 to 10 beside a second suite timed out one read in a row three
+        // times).
         await bridgeEnv("a", s.bin, { OPENCODE_SERVER_PASSWORD: password }, {
           poll_interval_ms: 2000,
+          idle_close_delay_ms: A_IDLE_CLOSE_DELAY_MS,
         }),
       );
       // B: no password in its environment; bridge.hello brings it (the plugin's way).
@@ -444,7 +450,7 @@ Deno.test({
 
       // A false idle signal while the child is busy: A's authenticated polls (and its final
       // recheck) see busy and cancel the close. A 401 there would close the pane, within
-      // idle_close_delay_ms + 2 x poll_interval_ms (4.5 s) of the signal. So would a poll and a
+      // idle_close_delay_ms + 2 x poll_interval_ms (8 s) of the signal. So would a poll and a
       // recheck that time out (the contract: idle closes even when the server does not answer),
       // as the server did for over 2 s on a loaded CI machine. A close after a logged timeout
       // and no refusal says the machine was too slow to tell, not that auth failed: the busy
@@ -457,8 +463,9 @@ Deno.test({
         const since = (l: Record<string, unknown>) => a.lines.indexOf(l) >= linesFrom;
         await a.send(events.idle(childA.id));
         const falseIdleAt = performance.now();
-        await waitFor(clock, () => performance.now() - falseIdleAt > 5500, {
-          deadline: clock.now() + 7000,
+        const watchMs = A_IDLE_CLOSE_DELAY_MS + 5000;
+        await waitFor(clock, () => performance.now() - falseIdleAt > watchMs, {
+          deadline: clock.now() + watchMs + 1500,
           maxIntervalMs: 100,
         });
         // No request of A was refused (timeouts under load are another matter).
