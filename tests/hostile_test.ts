@@ -161,20 +161,15 @@ Deno.test("hostile titles, session ids and directories arrive exactly or are ref
         // What tmux keeps for a title muxbridge set: the clean title fitted to the pane title's
         // columns (a wide character counts two: paneTitle), each run of # before [ doubled, so
         // that tmux draws it as text rather than as a style (escapeTitle).
-        const want = paneTitle(cleanTitle(c.title), "").replace(/#+(?=\[)/g, (run) => run + run);
+        const fitted = paneTitle(cleanTitle(c.title), "");
+        const want = fitted.replace(/#+(?=\[)/g, (run) => run + run);
         const got = titles.get(opened.get(c.id)!);
         if (got !== want) {
           // tmux 3.3a keeps the old title, silently and with exit 0, when the new one holds a
           // character its wcwidth() does not know (unassigned, or newer than the C library's
           // tables: U+1FAE8 "shaking face" is refused with glibc 2.36, observed live). Such a
           // title is refused by tmux itself, not lost by muxbridge: check on a scratch pane.
-          await server.tmux([
-            "select-pane",
-            "-t",
-            scratch,
-            "-T",
-            escapeTitle(paneTitle(cleanTitle(c.title), "")),
-          ]);
+          await server.tmux(["select-pane", "-t", scratch, "-T", escapeTitle(fitted)]);
           const direct = await server.tmux([
             "display-message",
             "-p",
