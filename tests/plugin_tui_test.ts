@@ -31,7 +31,7 @@ globalThis.addEventListener("unload", () => Deno.removeSync(STATE, { recursive: 
  * Records its argv, then its start (so a start seen means its argv is whole), and its stdin
  * under its `--dir` ($3); says ready.
  */
-const RECORDER = `printf '%s\\n' "$@" > "$3/argv.new" && mv "$3/argv.new" "$3/argv"
+const RECORDER = `printf '%s\\n' "$@" > "$3/argv"
 echo "$$" >> "$3/starts"
 echo '{"type":"ready","protocol":1,"version":"0.1.0","backend":null}'
 cat >> "$3/stdin.ndjson"
