@@ -107,6 +107,14 @@ export interface CleanupOptions {
   onCorrupt?: (entry: { file: string; reason: string }) => void;
 }
 
+/**
+ * How long a cleanup waits for the server's answer about one session. No answer means the pane is
+ * closed as unreachable, so a slow server must not decide it: OpenCode 1.x's TUI server answered
+ * nothing for over 2 s while a child streamed (a restarted bridge then closed the busy child's
+ * pane instead of adopting it). A server that is gone refuses at once; only a hung one waits.
+ */
+const VERDICT_TIMEOUT_MS = 10_000;
+
 type Verdict = { close: boolean; reason: string; busy?: { parentId?: string } };
 
 async function sessionVerdict(
@@ -118,7 +126,10 @@ async function sessionVerdict(
   const client = deps.client(record.server, auth);
   if (!client) return { close: true, reason: "owner gone, server unusable" };
   // The status map and the lookup are per project directory (docs/opencode.md).
-  const call = record.directory ? { directory: record.directory } : {};
+  const call = {
+    ...(record.directory ? { directory: record.directory } : {}),
+    timeoutMs: VERDICT_TIMEOUT_MS,
+  };
   try {
     const session = await client.session(record.sessionId, call);
     if (session === null) return { close: true, reason: "session deleted" };

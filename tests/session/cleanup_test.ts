@@ -14,7 +14,7 @@ import { createFakeBackend } from "../fakes/fake_backend.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
 import { createMemoryStore, fakeProcesses } from "../fakes/memory_store.ts";
 import { validateSessionId } from "../../lib/sys/validate.ts";
-import { createOpencodeClient } from "../../lib/opencode/client.ts";
+import { createOpencodeClient, type Fetch } from "../../lib/opencode/client.ts";
 import { createFakeOpencode } from "../fakes/fake_opencode.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
@@ -243,6 +243,39 @@ Deno.test("runCleanup() asks a 2.x service with the password its own state file 
     graceMs: 0,
   }, { dryRun: false, all: false });
   assert.deepEqual(asked, ["http://127.0.0.1:49374"]);
+  assert.deepEqual(report.closed, []);
+  assert.deepEqual(report.kept.map((k) => k.reason), ["session busy"]);
+});
+
+Deno.test("runCleanup() waits out a server that answers after 5 s (past a request's usual 2 s) and keeps a busy child's pane", async () => {
+  const parts = await onePane("999:1", { server: "http://127.0.0.1:4096", directory: "/p" });
+  const server = createFakeOpencode();
+  server.busy("ses_owned");
+  const clock = createFakeClock();
+  // Each answer comes once the test has moved the clock 5 s on (the client's own timer too).
+  const gates: Array<() => void> = [];
+  const slowFetch: Fetch = async (input, init) => {
+    await new Promise<void>((open) => gates.push(open));
+    return server.fetch(input, init);
+  };
+  const running = runCleanup({
+    store: parts.store,
+    backends: { tmux: parts.backend },
+    processes: fakeProcesses(),
+    client: (url) => createOpencodeClient({ url, fetch: slowFetch, clock }),
+    clock,
+    log: silentLogger,
+    graceMs: 0,
+  }, { dryRun: false, all: false });
+  let settled = false;
+  running.finally(() => (settled = true));
+  while (!settled) {
+    await clock.flush();
+    if (gates.length === 0) continue;
+    await clock.advance(5000);
+    gates.shift()!();
+  }
+  const report = await running;
   assert.deepEqual(report.closed, []);
   assert.deepEqual(report.kept.map((k) => k.reason), ["session busy"]);
 });
