@@ -199,6 +199,8 @@ Deno.test("createRunner() SIGKILLs a program that survives SIGTERM, killGraceMs 
   // can never let SIGTERM land before the trap.
   const dir = mkdtempSync(join(tmpdir(), "muxbridge-exec-"));
   const controller = new AbortController();
+  // The SIGKILL ends sh, not the `sleep` it waits on: the mark finds that one for the sweep.
+  const mark = markProcesses();
   const script = `trap 'echo term > term' TERM; echo $$ > pid.tmp && mv pid.tmp pid; ` +
     `while :; do sleep 5 >/dev/null 2>&1 & wait $!; done`;
   const pending = rejection(run(["sh", "-c", script], {
@@ -206,6 +208,7 @@ Deno.test("createRunner() SIGKILLs a program that survives SIGTERM, killGraceMs 
     killGraceMs: 300,
     cwd: dir,
     signal: controller.signal,
+    env: mark.env,
   }));
   let pid: number | undefined;
   try {
@@ -228,6 +231,7 @@ Deno.test("createRunner() SIGKILLs a program that survives SIGTERM, killGraceMs 
     controller.abort();
     await pending.catch(() => {});
     reap(pid);
+    await mark.sweep();
     rmSync(dir, { recursive: true, force: true });
   }
 });
