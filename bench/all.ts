@@ -17,6 +17,7 @@
 import os from "node:os";
 import { benchPane } from "./pane_tmux.ts";
 import { benchPaneHerdr } from "./pane_herdr.ts";
+import { benchPaneKitty } from "./pane_kitty.ts";
 import { benchPaneProvider } from "./pane_provider.ts";
 import { benchCloseGrace } from "./close_grace.ts";
 import { benchIdleClose } from "./idle_close.ts";
@@ -46,6 +47,7 @@ const steps: Array<[string, () => Promise<Row[]>]> = [
   ["close latency", () => benchCloseGrace(quick ? 3 : 15)],
   ["bridge throughput", () => benchThroughput(quick ? 50_000 : 200_000, quick ? 2 : 5)],
   ["herdr pane open+close (fakes)", () => benchPaneHerdr(quick ? 3 : 15)],
+  ["kitty pane open+close (real kitty)", () => benchPaneKitty(quick ? 3 : 10)],
   ["first pane (real opencode serve)", () => benchFirstPane(quick ? 1 : 3)],
 ];
 for (const [name, run] of steps) {

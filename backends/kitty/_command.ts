@@ -1,6 +1,8 @@
 /**
  * Private to the kitty backend: which remote-control program runs (`kitten @` where present, else
  * `kitty @`), how every call addresses the kitty instance (`--to`), and what a failed exit means.
+ * A call the socket can carry goes over kitty's Unix socket instead (`_socket.ts`), with the same
+ * outcome as the `kitty @` run it stands for.
  *
  * @module
  */
@@ -11,7 +13,9 @@ import { type CommandRun, runCommand } from "../../lib/backend/_run_command.ts";
 import { gateVersion } from "../../lib/backend/_version_gate.ts";
 import type { BackendDeps } from "../../lib/backend/backend.ts";
 import { isMuxError, MuxError } from "../../lib/sys/errors.ts";
+import { unixRequest, type UnixRequester } from "../../lib/sys/unix_request.ts";
 import { validateTarget } from "../../lib/sys/validate.ts";
+import { kittyMessage, kittySocketPath, kittySocketRun } from "./_socket.ts";
 import { KITTY_GATE, type KittyConfig } from "./_traits.ts";
 
 /** What to do when remote control cannot be reached. */
@@ -44,7 +48,7 @@ export function classifyKittyFailure(stderr: string): KittyFailure {
   }
   if (/Invalid listen on address/i.test(stderr)) return "bad_address";
   if (
-    /No listen on socket|Connection refused|ConnectionRefused|controlling terminal|dial unix|dial tcp|connect: |Remote control is disabled|timed out waiting for a response/i
+    /No listen on socket|kitty's socket|Connection refused|ConnectionRefused|controlling terminal|dial unix|dial tcp|connect: |Remote control is disabled|timed out waiting for a response/i
       .test(stderr)
   ) return "unreachable";
   return "other";
@@ -100,7 +104,10 @@ export interface KittyCommand {
   address(): string;
   /** Finds the program and reads its version, once (a failure is retried next time). */
   program(signal?: AbortSignal): Promise<KittyProgram>;
-  /** Runs `<bin> @ --to <address> <args…>`; resolves for any exit code. */
+  /**
+   * Runs `<bin> @ --to <address> <args…>` (over the socket where it can); resolves for any exit
+   * code.
+   */
   rc(args: readonly string[], signal?: AbortSignal): Promise<CommandRun>;
   /** Runs and returns stdout, throwing {@linkcode kittyError} on a non-zero exit. */
   must(action: string, args: readonly string[], signal?: AbortSignal): Promise<string>;
@@ -112,9 +119,13 @@ const ADDRESS = /^(unix|tcp|tcp6|fd):./;
  * Creates the command runner of a kitty backend.
  *
  * @param deps The backend's deps (runner, env, identity, config `kitty.*`).
+ * @param send The Unix socket seam. @default `unixRequest` (lib/sys/unix_request.ts)
  * @returns The runner.
  */
-export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand {
+export function createKittyCommand(
+  deps: BackendDeps<KittyConfig>,
+  send: UnixRequester = unixRequest,
+): KittyCommand {
   const layer = deps.identity.layers.find((l) => l.backend === "kitty");
 
   const address = (): string => {
@@ -180,8 +191,21 @@ export function createKittyCommand(deps: BackendDeps<KittyConfig>): KittyCommand
   const program = keepSuccess(resolve);
 
   const rc = async (args: readonly string[], signal?: AbortSignal) => {
-    const { bin } = await program(signal);
-    return runCommand(deps, [bin, "@", "--to", address(), ...args], { signal });
+    const { bin, version } = await program(signal);
+    const to = address();
+    const argv = [bin, "@", "--to", to, ...args];
+    const path = kittySocketPath(to);
+    const message = path === undefined ? undefined : kittyMessage(args);
+    if (path !== undefined && message !== undefined) {
+      const run = await kittySocketRun(send, path, message, version, {
+        timeoutMs: deps.config.command_timeout_ms,
+        clock: deps.clock,
+        shown: argv,
+        ...(signal ? { signal } : {}),
+      });
+      if (run !== undefined) return run;
+    }
+    return runCommand(deps, argv, { signal });
   };
 
   return {

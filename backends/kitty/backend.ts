@@ -1,7 +1,8 @@
 /**
  * The kitty backend (kitty >= 0.26 with remote control on): one kitty window per child session in
- * the tab of the anchor window, opened without taking focus, driven through `kitten @` (0.27+) or
- * `kitty @` (0.26) addressed with `--to`.
+ * the tab of the anchor window, opened without taking focus, driven over kitty's remote-control
+ * socket where the address is a Unix socket path, else through `kitten @` (0.27+) or `kitty @`
+ * (0.26) addressed with `--to`.
  *
  * Evidence for every quirk is `docs/backends/kitty.md` ("§N"), the kitty 0.26.5 source or a live
  * run of kitty 0.26.5 under Xvfb, noted where used. Newer versions (kitten, user variables,
@@ -12,6 +13,7 @@
 
 import type { Backend, BackendDeps, Capabilities } from "../../lib/backend/backend.ts";
 import type { CredentialsFile } from "../../lib/sys/credentials_file.ts";
+import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import { closeWindow, interruptWindow } from "./_close.ts";
 import { createKittyCommand } from "./_command.ts";
 import { arrangeTab } from "./_layout.ts";
@@ -23,10 +25,17 @@ import { focusWindow, titleWindow } from "./_title.ts";
 import { KITTY_CAPABILITIES, KITTY_OWNERSHIP, type KittyConfig } from "./_traits.ts";
 import { inspectWindow, kittyInstance, ownedWindows, spawnedWindows } from "./_windows.ts";
 
+/** Seams of {@linkcode createKittyBackend}, for tests. */
+export interface KittyBackendOptions {
+  /** The Unix socket request, for calls over kitty's socket. @default `unixRequest` */
+  unixRequest?: UnixRequester;
+}
+
 /**
  * Creates the kitty backend.
  *
  * @param deps Runner, env, clock, config (`kitty.*`, `command_timeout_ms`), identity.
+ * @param options The socket seam.
  * @returns The backend. Its `capabilities.marks` turns true once a kitty >= 0.30 was probed.
  *
  * @example Open a window next to the one muxbridge runs in
@@ -51,8 +60,11 @@ import { inspectWindow, kittyInstance, ownedWindows, spawnedWindows } from "./_w
  * }
  * ```
  */
-export function createKittyBackend(deps: BackendDeps<KittyConfig>): Backend {
-  const kitty = createKittyCommand(deps);
+export function createKittyBackend(
+  deps: BackendDeps<KittyConfig>,
+  options: KittyBackendOptions = {},
+): Backend {
+  const kitty = createKittyCommand(deps, options.unixRequest);
   const program = createProgramState(kitty);
   /** Credentials files of windows opened by this backend, until the window is killed. */
   const credentials = new Map<string, CredentialsFile>();

@@ -1,7 +1,9 @@
 /**
- * The seam for one-shot requests over a Unix socket (herdr's API socket): connect, write one
- * line, read one line, close. A bounded wait on the injected clock and an abort signal always;
- * nothing is retried here, the caller decides from the outcome.
+ * The seam for one-shot requests over a Unix socket: connect, write one message, read one answer,
+ * close. A message and its answer end with a marker: a line break by default (herdr's API
+ * socket), or another one (kitty's remote control ends both with `ESC \`). A bounded wait on the
+ * injected clock and an abort signal always; nothing is retried here, the caller decides from the
+ * outcome.
  *
  * `node:net` (`createConnection({ path })`) runs under Deno and Bun alike, so the same source
  * builds with both.
@@ -25,31 +27,38 @@ export interface UnixRequestOptions {
   signal?: AbortSignal;
   /** The clock the timeout runs on. @default the real clock */
   clock?: Clock;
-  /** The longest answer line accepted, in bytes. @default 8 MiB */
+  /** The longest answer accepted, in bytes. @default 8 MiB */
   maxBytes?: number;
+  /** What ends the message and the answer. @default "\n" */
+  end?: string;
+  /**
+   * Whether an answer comes. Without one, the request resolves with an empty answer once the
+   * message is written. @default true
+   */
+  answer?: boolean;
 }
 
 /** Why a request got no answer line. */
 export type UnixFailure =
   /** Nothing listens there (`ENOENT`, `ECONNREFUSED`, `EACCES`, `ENOTSOCK`…). */
   | "unreachable"
-  /** No complete line within the timeout. */
+  /** No complete answer within the timeout. */
   | "timed_out"
-  /** The server closed the connection (or reset it) before a complete line. */
+  /** The server closed the connection (or reset it) before a complete answer. */
   | "closed"
-  /** The answer line is longer than `maxBytes`. */
+  /** The answer is longer than `maxBytes`. */
   | "too_long";
 
 /** What one request got. */
 export type UnixReply =
   | {
-    /** An answer line came. */
+    /** An answer came (or none was expected, and the message was written). */
     ok: true;
-    /** The answer's first line, without its newline. */
+    /** The answer up to its end marker, without it ("" when no answer was expected). */
     line: string;
   }
   | {
-    /** No answer line came. */
+    /** No answer came. */
     ok: false;
     /** Why. */
     reason: UnixFailure;
@@ -69,13 +78,13 @@ export type UnixRequester = (
 const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * Sends one line to the Unix socket at `path` and reads one line back.
+ * Sends one message to the Unix socket at `path` and reads the answer up to its end marker.
  *
  * @param path The socket path.
- * @param line The request, without a newline (one is added).
- * @param options Timeout, abort signal, clock, size bound.
- * @returns The answer line, or why there is none.
- * @throws {TypeError} When `line` holds a line break.
+ * @param line The message, without its end marker (it is added).
+ * @param options Timeout, abort signal, clock, size bound, end marker, whether an answer comes.
+ * @returns The answer, or why there is none.
+ * @throws {TypeError} When `line` holds the end marker (a line break, by default).
  * @throws {RangeError} When `timeoutMs` is not positive.
  * @throws {MuxError} `interrupted` when `signal` aborts.
  *
@@ -93,7 +102,15 @@ export function unixRequest(
   line: string,
   options: UnixRequestOptions,
 ): Promise<UnixReply> {
-  if (/[\n\r]/.test(line)) throw new TypeError("Cannot send a request holding a line break");
+  const end = options.end ?? "\n";
+  if (end === "") throw new RangeError(`Cannot send to "${path}": the end marker is empty`);
+  if (end === "\n" ? /[\n\r]/.test(line) : line.includes(end)) {
+    throw new TypeError(
+      end === "\n"
+        ? "Cannot send a request holding a line break"
+        : "Cannot send a request holding its end marker",
+    );
+  }
   if (!(options.timeoutMs > 0)) {
     throw new RangeError(`Cannot send to "${path}": timeoutMs must be positive`);
   }
@@ -130,13 +147,15 @@ export function unixRequest(
     signal?.addEventListener("abort", onAbort, { once: true });
     socket.on("connect", () => {
       sent = true;
-      socket.write(`${line}\n`);
+      socket.write(`${line}${end}`, () => {
+        if (options.answer === false) finish({ ok: true, line: "" });
+      });
     });
     socket.on("data", (chunk: Uint8Array) => {
       bytes += chunk.byteLength;
       text += decoder.decode(chunk, { stream: true });
-      const end = text.indexOf("\n");
-      if (end >= 0) finish({ ok: true, line: text.slice(0, end) });
+      const at = text.indexOf(end);
+      if (at >= 0) finish({ ok: true, line: text.slice(0, at) });
       else if (bytes > maxBytes) fail("too_long", `the answer exceeds ${maxBytes} bytes`);
     });
     socket.on("error", (err: Error & { code?: string }) => {
@@ -144,6 +163,7 @@ export function unixRequest(
       if (!sent) fail("unreachable", code);
       else fail("closed", `${code} (got ${partial()})`);
     });
-    socket.on("close", () => fail("closed", `closed before a complete line (got ${partial()})`));
+    const unit = end === "\n" ? "line" : "answer";
+    socket.on("close", () => fail("closed", `closed before a complete ${unit} (got ${partial()})`));
   });
 }

@@ -11,7 +11,8 @@ import { resolveConfig } from "../helpers/config.ts";
 import { silentLogger } from "../../lib/sys/log.ts";
 import { KITTY_TOOLS, sharedKittyServer } from "../helpers/kitty_server.ts";
 import { backendContract } from "./_contract.ts";
-import { answerFault, losingRunner } from "./_lost_answer.ts";
+import { unixRequest } from "../../lib/sys/unix_request.ts";
+import { answerFault, losingRequester, losingRunner } from "./_lost_answer.ts";
 
 const kitty = sharedKittyServer();
 
@@ -29,6 +30,7 @@ backendContract("kitty", async () => {
     },
   });
   const answers = answerFault();
+  // launch goes over kitty's socket; a `kitty @ launch` would lose its answer the same way.
   const backend = createKittyBackend({
     run: losingRunner(server.runner, answers, (argv) => argv.includes("launch")),
     env: (name) => server.env[name],
@@ -41,6 +43,8 @@ backendContract("kitty", async () => {
       harness: { name: null },
     },
     log: silentLogger,
+  }, {
+    unixRequest: losingRequester(unixRequest, answers, (line) => line.includes('"cmd":"launch"')),
   });
   return {
     backend,

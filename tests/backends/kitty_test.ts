@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { createKittyBackend } from "../../backends/kitty/backend.ts";
+import type { UnixRequester } from "../../lib/sys/unix_request.ts";
 import { KITTY_LAYOUTS } from "../../backends/kitty/_layout.ts";
 import { classifyKittyFailure } from "../../backends/kitty/_command.ts";
 import { launchArgs } from "../../backends/kitty/_launch.ts";
@@ -53,6 +54,15 @@ function makeDeps(
     identity: detectAll(lookup),
     log: silentLogger,
   };
+}
+
+/** No kitty listens: a fake runner's calls never reach a socket, even one a real kitty has at ADDR. */
+const NO_SOCKET: UnixRequester = () =>
+  Promise.resolve({ ok: false, reason: "unreachable", sent: false, detail: "ENOENT (test)" });
+
+/** The backend over a fake runner: every call goes to `kitty @`. */
+function cliOnly(deps: BackendDeps<FullConfig>) {
+  return createKittyBackend(deps, { unixRequest: NO_SOCKET });
 }
 
 const notFound = (bin: string) =>
@@ -236,7 +246,7 @@ Deno.test("launchArgs() marks windows with user variables, uses --next-to, and d
 
 Deno.test("kitty probe() uses kitten @ when kitten is installed (0.27+)", async () => {
   const fake = fakeKitty("kitten-0.40", lsJson([{ windows: [{ id: 1 }] }]));
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   assert.equal(backend.capabilities.marks, false, "no marks before the version is known");
   assert.deepEqual(await backend.probe(), { binary: "kitten", version: "0.40.1" });
   assert.deepEqual(fake.calls.map((c) => c.argv), [
@@ -248,7 +258,7 @@ Deno.test("kitty probe() uses kitten @ when kitten is installed (0.27+)", async 
 
 Deno.test("kitty probe() falls back to kitty @ when there is no kitten (Debian's 0.26.5)", async () => {
   const fake = fakeKitty("kitty-0.26");
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   assert.deepEqual(await backend.probe(), { binary: "kitty", version: "0.26.5" });
   assert.deepEqual(fake.calls.map((c) => c.argv), [
     ["kitten", "--version"],
@@ -261,7 +271,7 @@ Deno.test("kitty probe() falls back to kitty @ when there is no kitten (Debian's
 
 Deno.test("kitty probe() tries only kitty.bin when it is set", async () => {
   const fake = createFakeRunner().on(["/opt/kitty/bin/kitten", "--version"], notFound("x"));
-  const backend = createKittyBackend(
+  const backend = cliOnly(
     makeDeps(fake.run, { kitty: { bin: "/opt/kitty/bin/kitten" } }),
   );
   await assert.rejects(backend.probe(), (e: unknown) => {
@@ -277,7 +287,7 @@ Deno.test("kitty probe() refuses kitty older than 0.26 and unreadable versions",
   const old = createFakeRunner()
     .on(["kitten", "--version"], notFound("kitten"))
     .on(["kitty", "--version"], { stdout: "kitty 0.25.2 created by Kovid Goyal\n" });
-  await assert.rejects(createKittyBackend(makeDeps(old.run)).probe(), (e: unknown) => {
+  await assert.rejects(cliOnly(makeDeps(old.run)).probe(), (e: unknown) => {
     assert.ok(isMuxError(e, "unsupported_version"));
     assert.match(e.message, /need >= 0\.26/);
     return true;
@@ -285,12 +295,12 @@ Deno.test("kitty probe() refuses kitty older than 0.26 and unreadable versions",
   const odd = createFakeRunner()
     .on(["kitten", "--version"], notFound("kitten"))
     .on(["kitty", "--version"], { stdout: "something else\n" });
-  await assertMuxError(createKittyBackend(makeDeps(odd.run)).probe(), "unparseable_output");
+  await assertMuxError(cliOnly(makeDeps(odd.run)).probe(), "unparseable_output");
 });
 
 Deno.test("kitty probe() without a remote-control address fails with the kitty.conf hint", async () => {
   const fake = createFakeRunner().on(["kitten", "--version"], { stdout: V040 });
-  const backend = createKittyBackend(makeDeps(fake.run, {}, { KITTY_WINDOW_ID: "1" }));
+  const backend = cliOnly(makeDeps(fake.run, {}, { KITTY_WINDOW_ID: "1" }));
   await assert.rejects(backend.probe(), (e: unknown) => {
     assert.ok(isMuxError(e, "backend_unreachable"));
     assert.match(e.hint ?? "", /allow_remote_control yes/);
@@ -298,7 +308,7 @@ Deno.test("kitty probe() without a remote-control address fails with the kitty.c
     return true;
   });
   assert.deepEqual(fake.calls.map((c) => c.argv), [["kitten", "--version"]]);
-  const bad = createKittyBackend(makeDeps(fake.run, { kitty: { listen_on: "bogus" } }));
+  const bad = cliOnly(makeDeps(fake.run, { kitty: { listen_on: "bogus" } }));
   await assertMuxError(bad.probe(), "invalid_config");
 });
 
@@ -318,7 +328,7 @@ Deno.test("kitty spawn() on 0.26.5 opens a window in the anchor's tab with one l
     ...req.argv,
   );
   fake.on(launch, { stdout: "2\n" });
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   assert.deepEqual(await backend.spawn(req), { paneId: "2" });
   assert.deepEqual(fake.calls.map((c) => c.argv), [
     ["kitten", "--version"],
@@ -345,7 +355,7 @@ Deno.test("kitty spawn() passes credentials through a private file a /bin/sh -c 
     return { stdout: "2\n" };
   });
   const state = Deno.makeTempDirSync({ prefix: "muxbridge-kitty-state-" });
-  const backend = createKittyBackend(makeDeps(fake.run, { state_dir: state }));
+  const backend = cliOnly(makeDeps(fake.run, { state_dir: state }));
   assert.deepEqual(await backend.spawn(req), { paneId: "2" });
   assert.ok(file.startsWith(`${Deno.realPathSync(state)}/credentials/`), file);
   // The window's program never ran here: killing the window removes the file.
@@ -374,7 +384,7 @@ Deno.test("kitty spawn() on kitten 0.40 marks the window and places it with --ne
     ...req.argv,
   );
   fake.on(launch, { stdout: "5\n" });
-  assert.deepEqual(await createKittyBackend(makeDeps(fake.run)).spawn(req), { paneId: "5" });
+  assert.deepEqual(await cliOnly(makeDeps(fake.run)).spawn(req), { paneId: "5" });
 });
 
 Deno.test("kitty spawn() fails pane_not_found with the anchor hint when the anchor window is gone", async () => {
@@ -384,7 +394,7 @@ Deno.test("kitty spawn() fails pane_not_found with the anchor hint when the anch
     "No location specified before window_id:1\n";
   const fake = fakeKitty("kitty-0.26")
     .onPrefix(rcArgv("kitty", "launch"), { code: 1, stderr: traceback });
-  await assert.rejects(createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()), (e: unknown) => {
+  await assert.rejects(cliOnly(makeDeps(fake.run)).spawn(spawnReq()), (e: unknown) => {
     assert.ok(isMuxError(e, "pane_not_found"));
     assert.match(e.message, /anchor window 1/);
     assert.match(e.hint ?? "", /kitty\.window_id/);
@@ -395,7 +405,7 @@ Deno.test("kitty spawn() fails pane_not_found with the anchor hint when the anch
 Deno.test("kitty spawn() reads a garbage launch reply as unparseable_output", async () => {
   const fake = fakeKitty("kitty-0.26").onPrefix(rcArgv("kitty", "launch"), { stdout: "OK\n" });
   await assertMuxError(
-    createKittyBackend(makeDeps(fake.run)).spawn(spawnReq()),
+    cliOnly(makeDeps(fake.run)).spawn(spawnReq()),
     "unparseable_output",
   );
 });
@@ -404,7 +414,7 @@ Deno.test("kitty spawn() titles a window 'current' afterwards (launch --title wo
   const fake = fakeKitty("kitty-0.26")
     .onPrefix(rcArgv("kitty", "launch"), { stdout: "2\n" })
     .on(rcArgv("kitty", "set-window-title", "--match=id:2", "--", "current"), {});
-  await createKittyBackend(makeDeps(fake.run)).spawn(spawnReq({ title: "current" }));
+  await cliOnly(makeDeps(fake.run)).spawn(spawnReq({ title: "current" }));
   assert.deepEqual(
     fake.calls.at(-1)?.argv,
     rcArgv("kitty", "set-window-title", "--match=id:2", "--", "current"),
@@ -416,7 +426,7 @@ Deno.test("kitty ignores KITTY_WINDOW_ID when kitty.listen_on names another kitt
   const fake = createFakeRunner()
     .on(["kitten", "--version"], { stdout: V040 })
     .onPrefix(["kitten", "@", "--to", other, "launch"], { stdout: "3\n" });
-  const backend = createKittyBackend(makeDeps(fake.run, { kitty: { listen_on: other } }));
+  const backend = cliOnly(makeDeps(fake.run, { kitty: { listen_on: other } }));
   await backend.spawn(spawnReq());
   const launch = fake.calls.at(-1)?.argv ?? [];
   assert.ok(!launch.some((a) => a.startsWith("--match")), JSON.stringify(launch));
@@ -440,7 +450,7 @@ Deno.test("kitty kill() maps kitty's errors by kind", async () => {
   for (const [stderr, code] of table) {
     const fake = fakeKitty("kitty-0.26")
       .on(rcArgv("kitty", "close-window", "--match=id:9"), { code: 1, stderr });
-    await assertMuxError(createKittyBackend(makeDeps(fake.run)).kill(validatePaneId("9")), code);
+    await assertMuxError(cliOnly(makeDeps(fake.run)).kill(validatePaneId("9")), code);
   }
 });
 
@@ -452,7 +462,7 @@ Deno.test("kitty kill() returns once ls no longer lists the window (kitty closes
     .on(rcArgv("kitty", "ls"), { stdout: LS_0265 }, { stdout: LS_0265 }, {
       stdout: lsJson([{ windows: [{ id: 1 }] }]),
     });
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   await backend.kill(validatePaneId("2"));
   assert.equal(fake.calls.filter((c) => c.argv.at(-1) === "ls").length, 3);
   assert.equal(await backend.inspect(validatePaneId("2")), null);
@@ -461,7 +471,7 @@ Deno.test("kitty kill() returns once ls no longer lists the window (kitty closes
 Deno.test("kitty interrupt() checks the window exists first, because send-text exits 0 for unknown ids", async () => {
   const fake = fakeKitty("kitty-0.26")
     .on(rcArgv("kitty", "send-text", "--match=id:2", "\\x03"), {});
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   await assertMuxError(backend.interrupt(validatePaneId("9")), "pane_not_found");
   assert.ok(!fake.calls.some((c) => c.argv.includes("send-text")));
   await backend.interrupt(validatePaneId("2"));
@@ -470,7 +480,7 @@ Deno.test("kitty interrupt() checks the window exists first, because send-text e
 
 Deno.test("kitty refuses pane ids that are not window numbers before running anything", async () => {
   const fake = createFakeRunner();
-  const backend = createKittyBackend(makeDeps(fake.run));
+  const backend = cliOnly(makeDeps(fake.run));
   for (const bad of ["id:1", "1 or id:2", "-1", "", "all"]) {
     await assertMuxError(backend.kill(forgedPaneId(bad)), "invalid_argument");
     await assertMuxError(backend.inspect(forgedPaneId(bad)), "invalid_argument");
@@ -480,7 +490,7 @@ Deno.test("kitty refuses pane ids that are not window numbers before running any
 
 Deno.test("kitty listOwned() finds marked windows on 0.30+ and nothing on 0.26", async () => {
   const old = fakeKitty("kitty-0.26");
-  assert.deepEqual(await createKittyBackend(makeDeps(old.run)).listOwned(), []);
+  assert.deepEqual(await cliOnly(makeDeps(old.run)).listOwned(), []);
   assert.ok(!old.calls.some((c) => c.argv.at(-1) === "ls"));
   const fake = fakeKitty(
     "kitten-0.40",
@@ -492,7 +502,7 @@ Deno.test("kitty listOwned() finds marked windows on 0.30+ and nothing on 0.26",
       ],
     }]),
   );
-  assert.deepEqual(await createKittyBackend(makeDeps(fake.run)).listOwned(), [
+  assert.deepEqual(await cliOnly(makeDeps(fake.run)).listOwned(), [
     // token: null — the listing was read and holds no spawn token for it (docs/ownership.md).
     {
       paneId: "4",
@@ -510,7 +520,7 @@ Deno.test("kitty applyLayout() reshapes a tab only when it holds the anchor and 
   const layout = (ls: string, ids: string[], req = "main-vertical" as const) => {
     const fake = fakeKitty("kitten-0.40", ls)
       .on(rcArgv("kitten", "goto-layout", "--match=window_id:1", KITTY_LAYOUTS[req]), {});
-    const backend = createKittyBackend(makeDeps(fake.run));
+    const backend = cliOnly(makeDeps(fake.run));
     const panes = ids.map(validatePaneId);
     return backend.applyLayout({ layout: req, mainPaneSize: 60, panes }).then((r) => ({
       ...r,
@@ -558,7 +568,7 @@ Deno.test("kitty applyLayout() does not ask for a layout the tab has not enabled
     }],
   }]);
   const fake = fakeKitty("kitten-0.40", ls);
-  const result = await createKittyBackend(makeDeps(fake.run)).applyLayout({
+  const result = await cliOnly(makeDeps(fake.run)).applyLayout({
     layout: "tiled",
     mainPaneSize: 60,
     panes: [validatePaneId("2")],
@@ -572,7 +582,7 @@ Deno.test("kitty doctor() explains an unreachable kitty and warns about missing 
     .on(["kitten", "--version"], notFound("kitten"))
     .on(["kitty", "--version"], { stdout: V0265 })
     .on(rcArgv("kitty", "ls"), { code: 1, stderr: `No listen on socket found at: ${ADDR}\n` });
-  const checks = await createKittyBackend(makeDeps(fake.run)).doctor();
+  const checks = await cliOnly(makeDeps(fake.run)).doctor();
   const by = Object.fromEntries(checks.map((c) => [c.name, c]));
   assert.equal(by["kitty binary"].status, "pass");
   assert.equal(by["kitty version"].status, "pass");
@@ -583,7 +593,7 @@ Deno.test("kitty doctor() explains an unreachable kitty and warns about missing 
   const missing = createFakeRunner()
     .on(["kitten", "--version"], notFound("kitten"))
     .on(["kitty", "--version"], notFound("kitty"));
-  const none = await createKittyBackend(makeDeps(missing.run)).doctor();
+  const none = await cliOnly(makeDeps(missing.run)).doctor();
   assert.equal(none[0].name, "kitty binary");
   assert.equal(none[0].status, "fail");
   assert.match(none[0].hint ?? "", /apt install kitty/);
@@ -671,6 +681,54 @@ live(
     );
   },
 );
+
+Deno.test({
+  name:
+    "kitty live: after the version probe, every call goes over kitty's socket, none through kitty @",
+  ...requires("kitty live tests", KITTY_TOOLS),
+  async fn() {
+    const server = await kitty.get();
+    const ran: string[] = [];
+    const recording: Runner = (argv, opts) => {
+      ran.push(argv.join(" "));
+      return server.runner(argv, opts);
+    };
+    const backend = createKittyBackend(makeDeps(recording, {
+      command_timeout_ms: 15_000,
+      kitty: { listen_on: server.address, window_id: Number(server.anchorWindow) },
+    }, server.env as Record<string, string>));
+    try {
+      await backend.probe();
+      const { paneId } = await backend.spawn({
+        ...spawnReq(),
+        argv: ["sleep", "600"],
+        cwd: server.dir,
+      });
+      await backend.setTitle(paneId, "renamed");
+      await backend.focus?.(paneId);
+      await backend.applyLayout({ layout: "tiled", mainPaneSize: 60, panes: [paneId] });
+      assert.equal((await backend.inspect(paneId))?.title, "renamed");
+      // send-text gets no answer: the Ctrl+C it carried ends sleep, and with it the window.
+      await backend.interrupt(paneId);
+      await until(
+        "the interrupted window to close",
+        async () => !(await server.windowIds()).includes(paneId),
+        KITTY_WAIT,
+      );
+      const second = await backend.spawn({
+        ...spawnReq(),
+        argv: ["sleep", "600"],
+        cwd: server.dir,
+      });
+      await backend.kill(second.paneId);
+      assert.ok(!(await server.windowIds()).includes(second.paneId));
+      assert.deepEqual(ran.filter((argv) => argv.includes(" @ ")), []);
+      assert.ok(ran.includes("kitty --version"), ran.join("; "));
+    } finally {
+      await server.closeOthers();
+    }
+  },
+});
 
 live("kill() returns only once kitty no longer lists the window", async (server, backend) => {
   await backend.probe();

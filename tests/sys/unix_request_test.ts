@@ -9,11 +9,13 @@ import { createServer, type Server, type Socket } from "node:net";
 import { isMuxError } from "../../lib/sys/errors.ts";
 import { unixRequest } from "../../lib/sys/unix_request.ts";
 import { createFakeClock } from "../fakes/fake_clock.ts";
+import { until } from "../helpers/until.ts";
 
 /** A server whose connections `onLine` answers; returns it and its path. */
 async function serve(
   dir: string,
   onLine: (line: string, socket: Socket) => void,
+  endMarker = "\n",
 ): Promise<{ path: string; server: Server; seen: string[] }> {
   const path = `${dir}/s.sock`;
   const seen: string[] = [];
@@ -22,7 +24,7 @@ async function serve(
     let answered = false;
     socket.on("data", (chunk) => {
       text += chunk.toString();
-      const end = text.indexOf("\n");
+      const end = text.indexOf(endMarker);
       if (end >= 0 && !answered) {
         answered = true;
         seen.push(text);
@@ -56,6 +58,44 @@ Deno.test("unixRequest() writes one line and returns the first answer line", asy
       const reply = await unixRequest(path, '{"id":"1"}', { timeoutMs: 5000 });
       assert.deepEqual(reply, { ok: true, line: '{"echo":"{\\"id\\":\\"1\\"}"}' });
       assert.deepEqual(seen, ['{"id":"1"}\n']);
+    } finally {
+      await close(server);
+    }
+  });
+});
+
+Deno.test("unixRequest() frames a message and its answer with another end marker", async () => {
+  const END = "\x1b\\";
+  await withDir(async (dir) => {
+    // kitty's framing: the answer ends at the marker, not at a line break inside it.
+    const { path, server, seen } = await serve(dir, (message, socket) => {
+      socket.write(`\x1bP@answer{"data":"a\nb"}${END}trailing`);
+      assert.equal(message, "\x1bP@cmd{}");
+    }, END);
+    try {
+      const reply = await unixRequest(path, "\x1bP@cmd{}", { timeoutMs: 5000, end: END });
+      assert.deepEqual(reply, { ok: true, line: '\x1bP@answer{"data":"a\nb"}' });
+      assert.deepEqual(seen, [`\x1bP@cmd{}${END}`]);
+      assert.throws(
+        () => unixRequest(path, `x${END}y`, { timeoutMs: 5000, end: END }),
+        /holding its end marker/,
+      );
+    } finally {
+      await close(server);
+    }
+  });
+});
+
+Deno.test("unixRequest() without an answer resolves once the message is written", async () => {
+  await withDir(async (dir) => {
+    // The server never answers: only the written message is waited for, not the clock.
+    const { path, server, seen } = await serve(dir, () => {});
+    const clock = createFakeClock();
+    try {
+      const reply = await unixRequest(path, "fire", { timeoutMs: 5000, answer: false, clock });
+      assert.deepEqual(reply, { ok: true, line: "" });
+      await until("the server to read the message", () => seen.length === 1);
+      assert.deepEqual(seen, ["fire\n"]);
     } finally {
       await close(server);
     }
