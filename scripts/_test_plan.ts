@@ -215,3 +215,23 @@ export function planGroups(
   }
   return { parallel, alone: lone };
 }
+
+/**
+ * A duration as the runner prints it: tenths of a second under a minute, else whole minutes and
+ * seconds, rounded once (so never "8 min 60 s").
+ *
+ * @param ms The duration.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { seconds } from "./_test_plan.ts";
+ * seconds(539_960); // "9 min 0 s"
+ * seconds(1234); // "1.2 s"
+ * ```
+ */
+export function seconds(ms: number): string {
+  if (ms < 59_950) return `${(ms / 1000).toFixed(1)} s`;
+  const whole = Math.round(ms / 1000);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}

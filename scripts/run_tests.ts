@@ -47,6 +47,7 @@ import {
   parseRunArgs,
   planGroups,
   type RunArgs,
+  seconds,
   testFiles,
 } from "./_test_plan.ts";
 
@@ -405,12 +406,6 @@ function load1(): number {
   } catch {
     return NaN;
   }
-}
-
-function seconds(ms: number): string {
-  return ms >= 60_000
-    ? `${Math.floor(ms / 60_000)} min ${((ms % 60_000) / 1000).toFixed(0)} s`
-    : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function cut(text: string, max: number): string {

@@ -14,6 +14,7 @@ import {
   GROUP_MS,
   parseRunArgs,
   planGroups,
+  seconds,
   testFiles,
   UNKNOWN_E2E_MS,
   UNKNOWN_FILE_MS,
@@ -168,6 +169,14 @@ Deno.test("planGroups() starts the longest files first, packs short ones into gr
   assert.ok(packed.every((g) => g.ms <= GROUP_MS), JSON.stringify(packed.map((g) => g.ms)));
   assert.equal(packed.length, Math.ceil(40 / Math.floor(GROUP_MS / (1000 + FILE_OVERHEAD_MS))));
   assert.deepEqual(packed.flatMap((g) => g.files).sort(), [...many].sort());
+});
+
+Deno.test("seconds() rounds once: tenths under a minute, whole minutes and seconds above", () => {
+  assert.equal(seconds(1234), "1.2 s");
+  assert.equal(seconds(59_949), "59.9 s");
+  assert.equal(seconds(59_950), "1 min 0 s");
+  assert.equal(seconds(539_960), "9 min 0 s");
+  assert.equal(seconds(562_400), "9 min 22 s");
 });
 
 Deno.test("ALONE names files that exist, each with its reason", () => {
