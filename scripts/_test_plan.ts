@@ -235,3 +235,36 @@ export function seconds(ms: number): string {
   const whole = Math.round(ms / 1000);
   return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
+
+/** The machine's CPU time so far, from the first line of `/proc/stat`, in seconds. */
+export interface CpuTimes {
+  /** Time spent working: user, nice, system, irq, softirq, steal. */
+  busy: number;
+  /** Time idle or waiting for I/O. */
+  idle: number;
+}
+
+/**
+ * Reads the machine's CPU time from `/proc/stat` text (its `cpu` line, in USER_HZ: 100 per second
+ * on Linux). A run's share of the machine is the difference of two readings: on a quiet machine,
+ * what the tests and the programs they started spent.
+ *
+ * @param text The text of `/proc/stat`.
+ * @returns The times, or `undefined` when there is no `cpu` line.
+ *
+ * @example
+ * ```ts
+ * import { cpuTimes } from "./_test_plan.ts";
+ * cpuTimes("cpu  100 0 50 800 50 0 0 0 0 0\n"); // { busy: 1.5, idle: 8.5 }
+ * ```
+ */
+export function cpuTimes(text: string): CpuTimes | undefined {
+  const line = text.split("\n").find((l) => l.startsWith("cpu "));
+  if (line === undefined) return undefined;
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/)
+    .slice(1, 9).map((n) => Number(n) || 0);
+  return {
+    busy: (user + nice + system + irq + softirq + steal) / 100,
+    idle: (idle + iowait) / 100,
+  };
+}

@@ -42,6 +42,8 @@ import { fileURLToPath } from "node:url";
 import { attributeCases, parseJunit, type TestCase } from "./_junit.ts";
 import { describeTagged, RUN_TAG_VAR, settleTagged, stopTagged } from "./_tagged_processes.ts";
 import {
+  type CpuTimes,
+  cpuTimes,
   type FileTimes,
   type Group,
   parseRunArgs,
@@ -95,6 +97,11 @@ export interface RunSummary {
   jobs: number;
   /** The 1-minute load average before and after. */
   load: [number, number];
+  /**
+   * The machine's CPU during the run (`/proc/stat`): seconds busy, and of how many cores. Absent
+   * where `/proc/stat` cannot be read.
+   */
+  cpu?: { busyS: number; cores: number };
   /** Every failed test (a group that ended without a report counts its files). */
   failed: Array<{ file: string; name: string }>;
   /** What was skipped, and why. */
@@ -134,6 +141,7 @@ const checkFirst = !streaming && !args.denoArgs.includes("--no-check");
 
 const started = performance.now();
 const loadBefore = load1();
+const cpuBefore = readCpu();
 const work = await Deno.makeTempDir({ prefix: "muxbridge-test-run-" });
 const log = `${work}/skips.jsonl`;
 await Deno.writeTextFile(log, "");
@@ -229,7 +237,11 @@ try {
   const failed = failures(results);
   const wallMs = performance.now() - started;
   const loadAfter = load1();
-  printEnd(results, failed, wallMs, loadAfter);
+  const cpuAfter = readCpu();
+  const cpu = cpuBefore && cpuAfter
+    ? { busyS: Math.round(cpuAfter.busy - cpuBefore.busy), cores: navigator.hardwareConcurrency }
+    : undefined;
+  printEnd(results, failed, wallMs, loadAfter, cpu);
   if (args.summaryJson) {
     const summary: RunSummary = {
       code: exit,
@@ -237,6 +249,7 @@ try {
       files: files.length,
       jobs: streaming ? 1 : jobs,
       load: [loadBefore, loadAfter],
+      ...(cpu ? { cpu } : {}),
       failed,
       skipped: skips,
       leaked: leaked.map(describeTagged),
@@ -351,6 +364,7 @@ function printEnd(
   failed: ReadonlyArray<{ file: string; name: string }>,
   wallMs: number,
   loadAfter: number,
+  cpu: RunSummary["cpu"],
 ): void {
   const tests = results.flatMap((r) => r.cases.filter((c) => !c.step && !c.skipped));
   if (failed.length > 0) {
@@ -368,6 +382,24 @@ function printEnd(
       loadAfter.toFixed(2)
     } after`,
   );
+  if (cpu) {
+    // What the machine could have given in that time: a run near 100 % waits on the CPU, and only
+    // less CPU makes it shorter.
+    const share = Math.round((cpu.busyS / (cpu.cores * wallMs / 1000)) * 100);
+    console.log(
+      `machine CPU busy ${cpu.busyS} s of ${cpu.cores} core(s) × ${
+        seconds(wallMs)
+      } (${share} %; the tests and anything else running)`,
+    );
+  }
+}
+
+function readCpu(): CpuTimes | undefined {
+  try {
+    return cpuTimes(readFileSync("/proc/stat", "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Writes each file's time of this run (the sum of its tests) into the times file. */

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { attributeCases, parseJunit } from "../scripts/_junit.ts";
 import {
   ALONE,
+  cpuTimes,
   expectedMs,
   FILE_OVERHEAD_MS,
   GROUP_MS,
@@ -179,6 +180,12 @@ Deno.test("seconds() rounds once: tenths under a minute, whole minutes and secon
   assert.equal(seconds(562_400), "9 min 22 s");
 });
 
+Deno.test("cpuTimes() reads busy and idle seconds from /proc/stat's cpu line", () => {
+  const stat = "cpu  1000 20 300 5000 100 7 3 10 0 0\ncpu0 500 10 150 2500 50 3 1 5 0 0\n";
+  assert.deepEqual(cpuTimes(stat), { busy: 13.4, idle: 51 });
+  assert.equal(cpuTimes("intr 1 2 3\n"), undefined);
+});
+
 Deno.test("ALONE names files that exist, each with its reason", () => {
   for (const [file, why] of Object.entries(ALONE)) {
     assert.ok(Deno.statSync(join(REPO, file)).isFile, file);
@@ -239,6 +246,7 @@ Deno.test("scripts/run_tests.ts runs two groups side by side and ends with the f
     );
     assert.match(stdout, /slowest tests:\n(.*\n){3}wall time /);
     assert.match(stdout, /process\(es\) at a time; load average \(1 min\) \d+\.\d\d before/);
+    assert.match(stdout, /\nmachine CPU busy \d+ s of \d+ core\(s\) × [\d.]+ s \(\d+ %/);
     const summary = JSON.parse(Deno.readTextFileSync(summaryPath)) as RunSummary;
     assert.equal(summary.code, 1);
     assert.equal(summary.jobs, 2);
