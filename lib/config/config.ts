@@ -73,7 +73,7 @@ function coreShape(backends: readonly string[]) {
       "Status polling interval while children are tracked",
     ),
     readiness_timeout_ms: z.number().int().min(0).max(120_000).default(5000).describe(
-      "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped)",
+      "How long a new pane waits for the OpenCode server to answer and know its child session before the child is skipped (pane.skipped); a child skipped because the server gave no answer gets its pane when a later status poll finds it busy",
     ),
     command_timeout_ms: z.number().int().min(100).max(120_000).default(5000).describe(
       "The most one multiplexer command may take before it is killed",

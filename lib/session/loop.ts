@@ -24,7 +24,7 @@ import {
   admissions,
   hasPane,
   isBusy,
-  isTracked,
+  isPolled,
   type MachineConfig,
   type MachineEvent,
   newRecord,
@@ -99,10 +99,10 @@ export class SessionLoop {
         get intervalMs() {
           return config().poll_interval_ms;
         },
-        active: () => this.#all().some((s) => isTracked(s.record.state)),
+        active: () => this.#all().some((s) => isPolled(s.record.state)),
         targets: () =>
           this.#all().flatMap((s) =>
-            isTracked(s.record.state)
+            isPolled(s.record.state)
               ? [{ sessionId: s.record.id, directory: directoryOf(s.record, this.#env()) }]
               : []
           ),

@@ -402,6 +402,27 @@ Deno.test("SessionLoop skips with server_unreachable when requests hang (a serve
   assert.equal(h.clock.pending(), 0);
 });
 
+Deno.test("SessionLoop opens the pane of a busy child skipped while the server hung, once a poll finds it busy", async () => {
+  const h = setup({ readiness_timeout_ms: 3000 });
+  h.server.mode = "hang";
+  h.server.busy("ses_a");
+  h.loop.handle(created("ses_a"));
+  h.loop.handle(status("ses_a", "busy"));
+  await h.clock.advance(4000);
+  assert.deepEqual(kinds(h.out), ["pane.skipped ses_a server_unreachable"]);
+  assert.equal(h.backend.panes.size, 0);
+  // The server answers again; the child never changed status, so only a poll can tell.
+  h.server.mode = "up";
+  await h.clock.advance(60_000);
+  assert.deepEqual(kinds(h.out), ["pane.skipped ses_a server_unreachable", "pane.opened ses_a"]);
+  assert.equal(h.backend.panes.size, 1);
+  // A child the server does not know is skipped for good: no poll brings it back.
+  h.loop.handle(created("ses_unknown"));
+  await h.clock.advance(60_000);
+  assert.deepEqual(kinds(h.out).slice(2), ["pane.skipped ses_unknown session_not_found"]);
+  await h.loop.shutdown(true);
+});
+
 Deno.test("SessionLoop refuses an OpenCode version outside every supported range with unsupported_version", async () => {
   const h = setup();
   h.server.version = "2.0.1";

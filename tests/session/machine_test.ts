@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   type Effect,
+  isPolled,
   type MachineConfig,
   type MachineEvent,
   newRecord,
@@ -461,7 +462,8 @@ Deno.test("transition() reports pane.skipped when the server is not ready and re
     undefined,
     SERVER,
   );
-  assert.deepEqual(first.record.state, { kind: "dormant", why: "skipped" });
+  assert.deepEqual(first.record.state, { kind: "dormant", why: "unreachable" });
+  assert.ok(isPolled(first.record.state), "its status is polled while it has no pane");
   assert.deepEqual(first.effects.at(-1), {
     type: "emit",
     message: {
@@ -473,6 +475,28 @@ Deno.test("transition() reports pane.skipped when the server is not ready and re
   });
   const again = run([[{ type: "status", status: "busy" }, 20]], first.record, SERVER);
   assert.deepEqual(types(again.effects), ["await_ready"]);
+  // A poll that finds the child busy once the server answers opens it the same way.
+  const polled = run([[{ type: "poll", status: "busy", at: 20 }, 25]], first.record, SERVER);
+  assert.deepEqual(types(polled.effects), ["await_ready"]);
+  assert.deepEqual(
+    run([[{ type: "poll", status: "idle", at: 20 }, 25]], first.record, SERVER).effects,
+    [],
+  );
+});
+
+Deno.test("transition() skips for good, unpolled, a child the server refuses or does not know", () => {
+  for (const reason of ["auth_failed", "session_not_found", "unsupported_version"] as const) {
+    const { record } = run(
+      [
+        [{ type: "created" }, 0],
+        [{ type: "unready", reason, hint: "h" }, 10],
+      ],
+      undefined,
+      SERVER,
+    );
+    assert.deepEqual(record.state, { kind: "dormant", why: "skipped" }, reason);
+    assert.equal(isPolled(record.state), false, reason);
+  }
 });
 
 Deno.test("transition() keeps an idle signal that arrives during readiness", () => {

@@ -25,7 +25,7 @@ export function awaiting(s: StateOf<"awaiting">, e: MachineEvent, x: Step): Tran
     case "unready":
       return to(
         x,
-        { kind: "dormant", why: "skipped" },
+        { kind: "dormant", why: e.reason === "server_unreachable" ? "unreachable" : "skipped" },
         emit({ type: "pane.skipped", sessionID: x.record.id, reason: e.reason, hint: e.hint }),
       );
     case "deleted":

@@ -1,6 +1,8 @@
 /**
  * `dormant`: no pane. A busy signal (a change to busy) opens one, unless the child is excluded
  * (`exclude`); a new record can also adopt the pane a dead bridge left for this (busy) session.
+ * A child skipped because the server did not answer (`unreachable`) is polled: a poll that finds
+ * it busy is such a signal, so a slow server delays its pane instead of losing it.
  *
  * @module
  */

@@ -126,6 +126,22 @@ export function isTracked(state: SessionState): boolean {
 }
 
 /**
+ * Whether the status poller asks about a session: every tracked one, and a child whose pane was
+ * skipped because the server did not answer (its busy poll opens the pane).
+ *
+ * @param state A state.
+ * @returns Whether it is polled.
+ */
+export function isPolled(state: SessionState): boolean {
+  return isTracked(state) || awaitsServer(state);
+}
+
+/** A child skipped because the server did not answer. */
+function awaitsServer(state: SessionState): boolean {
+  return state.kind === "dormant" && state.why === "unreachable";
+}
+
+/**
  * Whether an operation is in flight (the loop waits for these at shutdown).
  *
  * @param state A state.
@@ -273,7 +289,9 @@ function absorb(record: SessionRecord, e: MachineEvent, now: number): SessionRec
         ...(e.agent === undefined ? {} : { agent: e.agent }),
       };
     case "status":
-      return record.activity === e.status
+      // Statuses are level-triggered, except for a child skipped because the server did not
+      // answer: busy again (most often from a poll) is its cue to try the pane again.
+      return record.activity === e.status && !awaitsServer(record.state)
         ? null
         : { ...record, activity: e.status, activityAt: now };
     case "job":

@@ -8,13 +8,18 @@
 import type { PaneId, SessionId } from "../../sys/validate.ts";
 import type { AttentionKind, CloseReason, PaneMessage, SkipReason } from "../events.ts";
 
-/** Why a session has no pane. */
+/**
+ * Why a session has no pane. `unreachable`: skipped because the server gave no answer in time
+ * (a slow or restarting server, a loaded machine); its status is polled, and a poll that finds it
+ * busy opens the pane, as a busy signal would. `skipped`: any other reason a pane cannot be.
+ */
 export type Dormancy =
   | "new"
   | "idle"
   | "gone"
   | "failed"
   | "skipped"
+  | "unreachable"
   | "excluded"
   | "shutdown";
 
