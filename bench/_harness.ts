@@ -138,6 +138,26 @@ export interface CloseTally<K extends string> {
 }
 
 /**
+ * The report row of a tally: how many closes needed the kill and how many failed (goal: none).
+ *
+ * @param bench The benchmark's name.
+ * @param tally The tally of its closes.
+ * @returns The row.
+ */
+export function closeTallyRow<K extends string>(bench: string, tally: CloseTally<K>): Row {
+  const killed = Object.values<number>(tally.killed).reduce((a, b) => a + b, 0);
+  return {
+    bench,
+    metric: "closes that needed the kill / closes that failed",
+    value: `${killed} / ${tally.errors.length}`,
+    baseline: "",
+    ratio: "",
+    goal: "0 / 0",
+    ok: killed === 0 && tally.errors.length === 0,
+  };
+}
+
+/**
  * One pane's life through a backend, as the pane benchmarks measure it: `backend.spawn` of a
  * `sleep` (a password in its environment, as a real attach has) and then `closePane` with a
  * 250 ms grace. A close that needed the kill or threw is counted in `tally`, not thrown: one odd

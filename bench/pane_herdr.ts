@@ -32,6 +32,7 @@ import { unixRequest, type UnixRequester } from "../lib/sys/unix_request.ts";
 import { FAKE_HERDR, type FakeHerdr, startFakeHerdr } from "../tests/backends/herdr_fixture.ts";
 import {
   type CloseTally,
+  closeTallyRow,
   interleaved,
   ms,
   paneLife,
@@ -180,15 +181,7 @@ export async function benchPaneHerdr(n = 15): Promise<Row[]> {
         ms(estimate),
         ratio(socketLife, estimate),
       ),
-      {
-        bench,
-        metric: "closes that needed the kill / closes that failed",
-        value: `${closes.killed.cli + closes.killed.socket} / ${closes.errors.length}`,
-        baseline: "",
-        ratio: "",
-        goal: "0 / 0",
-        ok: closes.killed.cli + closes.killed.socket === 0 && closes.errors.length === 0,
-      },
+      closeTallyRow(bench, closes),
     ];
   } finally {
     await server.close();

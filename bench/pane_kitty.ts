@@ -26,6 +26,7 @@ import { resolveConfig } from "../tests/helpers/config.ts";
 import { type KittyServer, startKittyServer } from "../tests/helpers/kitty_server.ts";
 import {
   type CloseTally,
+  closeTallyRow,
   interleaved,
   ms,
   paneLife,
@@ -145,15 +146,7 @@ export async function benchPaneKitty(n = 10): Promise<Row[]> {
         ratio(cpuPer("socket"), cpuPer("cli")),
       ),
       row("one bare `kitty @ ls` process", ms(s["bare kitty @ ls"].median)),
-      {
-        bench,
-        metric: "closes that needed the kill / closes that failed",
-        value: `${closes.killed.cli + closes.killed.socket} / ${closes.errors.length}`,
-        baseline: "",
-        ratio: "",
-        goal: "0 / 0",
-        ok: closes.killed.cli + closes.killed.socket === 0 && closes.errors.length === 0,
-      },
+      closeTallyRow(bench, closes),
     ];
   } finally {
     await server.close();

@@ -28,6 +28,7 @@ import {
 } from "../tests/backends/provider_fixture.ts";
 import {
   type CloseTally,
+  closeTallyRow,
   interleaved,
   ms,
   paneLife,
@@ -114,15 +115,7 @@ export async function benchPaneProvider(n = 30): Promise<Row[]> {
         goal: "",
         ok: null,
       },
-      {
-        bench,
-        metric: "closes that needed the kill / closes that failed",
-        value: `${closes.killed.tmux + closes.killed.provider} / ${closes.errors.length}`,
-        baseline: "",
-        ratio: "",
-        goal: "0 / 0",
-        ok: closes.killed.tmux + closes.killed.provider === 0 && closes.errors.length === 0,
-      },
+      closeTallyRow(bench, closes),
     ];
   } finally {
     await provider.dispose?.();
