@@ -482,6 +482,10 @@ Deno.test("transition() reports pane.skipped when the server is not ready and re
     run([[{ type: "poll", status: "idle", at: 20 }, 25]], first.record, SERVER).effects,
     [],
   );
+  // Once it is idle, it is an idle child like any other: no longer polled.
+  const idle = run([[{ type: "status", status: "idle" }, 30]], first.record, SERVER);
+  assert.deepEqual(idle.record.state, { kind: "dormant", why: "idle" });
+  assert.equal(isPolled(idle.record.state), false);
 });
 
 Deno.test("transition() skips for good, unpolled, a child the server refuses or does not know", () => {

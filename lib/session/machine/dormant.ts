@@ -2,7 +2,8 @@
  * `dormant`: no pane. A busy signal (a change to busy) opens one, unless the child is excluded
  * (`exclude`); a new record can also adopt the pane a dead bridge left for this (busy) session.
  * A child skipped because the server did not answer (`unreachable`) is polled: a poll that finds
- * it busy is such a signal, so a slow server delays its pane instead of losing it.
+ * it busy is such a signal, so a slow server delays its pane instead of losing it; once it is
+ * idle it is an idle child like any other, no longer polled.
  *
  * @module
  */
@@ -24,7 +25,9 @@ export function dormant(s: StateOf<"dormant">, e: MachineEvent, x: Step): Transi
     case "created":
       return s.why === "new" ? startOpen(x, null) : keep(x);
     case "status":
-      return e.status === "busy" && s.why !== "shutdown" ? startOpen(x, null) : keep(x);
+      if (e.status === "busy") return s.why !== "shutdown" ? startOpen(x, null) : keep(x);
+      // Idle: the pane it missed is no longer wanted, and its next busy is a change again.
+      return s.why === "unreachable" ? to(x, { kind: "dormant", why: "idle" }) : keep(x);
     case "deleted":
       return to(x, { kind: "deleted" }, { type: "disarm" });
     case "adopted":
