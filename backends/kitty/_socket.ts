@@ -46,7 +46,7 @@ interface Split {
 const OPTION = /^--([a-z][a-z-]*)(?:=(.*))?$/s;
 
 /** Splits `--name=value`, `--flag`, then positional arguments (all of them after `--`). */
-function split(args: readonly string[]): Split | undefined {
+function split(args: readonly string[]): Split {
   const out: Split = { options: new Map(), flags: new Set(), positional: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -98,7 +98,7 @@ const HEX_ESCAPES = /^(?:\\x[0-9a-fA-F]{2})+$/;
 export function kittyMessage(args: readonly string[]): KittyMessage | undefined {
   const [cmd, ...rest] = args;
   const s = split(rest);
-  if (cmd === undefined || s === undefined) return undefined;
+  if (cmd === undefined) return undefined;
   const match = one(s, "match");
   const withMatch = (payload: Record<string, unknown>) =>
     match === undefined ? payload : { ...payload, match };

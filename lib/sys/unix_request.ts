@@ -104,11 +104,10 @@ export function unixRequest(
 ): Promise<UnixReply> {
   const end = options.end ?? "\n";
   if (end === "") throw new RangeError(`Cannot send to "${path}": the end marker is empty`);
-  if (end === "\n" ? /[\n\r]/.test(line) : line.includes(end)) {
+  const lines = end === "\n";
+  if (lines ? /[\n\r]/.test(line) : line.includes(end)) {
     throw new TypeError(
-      end === "\n"
-        ? "Cannot send a request holding a line break"
-        : "Cannot send a request holding its end marker",
+      `Cannot send a request holding ${lines ? "a line break" : "its end marker"}`,
     );
   }
   if (!(options.timeoutMs > 0)) {
@@ -163,7 +162,7 @@ export function unixRequest(
       if (!sent) fail("unreachable", code);
       else fail("closed", `${code} (got ${partial()})`);
     });
-    const unit = end === "\n" ? "line" : "answer";
+    const unit = lines ? "line" : "answer";
     socket.on("close", () => fail("closed", `closed before a complete ${unit} (got ${partial()})`));
   });
 }

@@ -14,8 +14,9 @@ import { existsSync } from "node:fs";
 import { createRealClock, waitFor } from "../../lib/sys/clock.ts";
 import { createRunner, type Runner, type RunResult } from "../../lib/sys/exec.ts";
 import { createProcesses } from "../../lib/sys/processes.ts";
-import { unixRequest } from "../../lib/sys/unix_request.ts";
-import { kittyMessage, kittySocketRun } from "../../backends/kitty/_socket.ts";
+import { silentLogger } from "../../lib/sys/log.ts";
+import { createKittyCommand } from "../../backends/kitty/_command.ts";
+import { resolveConfig } from "./config.ts";
 import { type Requirement, tool } from "./requires.ts";
 
 /** Options of {@linkcode startKittyServer}. */
@@ -121,21 +122,25 @@ export async function startKittyServer(options: KittyServerOptions = {}): Promis
   };
   const real = createRunner();
   const runner: Runner = (argv, opts) => real(argv, { ...opts, env: { ...env, ...opts.env } });
-  // Over the socket where the backend's own translation carries the call (a `kitty @` start costs
-  // 0.3-0.5 s of CPU on 0.26.5); `kitty @` otherwise, and while nothing listens yet.
-  const rc = async (args: readonly string[]): Promise<RunResult> => {
-    const argv = ["kitty", "@", "--to", address, ...args];
-    const message = kittyMessage(args);
-    if (message !== undefined) {
-      const run = await kittySocketRun(unixRequest, socket, message, "0.26.0", {
-        timeoutMs: 30_000,
-        clock,
-        shown: argv,
-      }).catch((err: Error) => ({ code: 1, stdout: "", stderr: err.message }));
-      if (run !== undefined) return run;
-    }
-    return await runner(argv, { timeoutMs: 30_000 });
-  };
+  // The backend's own runner: over the socket where it carries the call (a `kitty @` start costs
+  // 0.3-0.6 s of CPU on 0.26.5), `kitty @` otherwise and while nothing listens yet.
+  const command = createKittyCommand({
+    run: runner,
+    env: (name) => env[name],
+    clock,
+    config: resolveConfig({
+      env: () => undefined,
+      flags: {
+        backend: "kitty",
+        command_timeout_ms: 30_000,
+        kitty: { bin: "kitty", listen_on: address },
+      },
+    }),
+    identity: { backend: "kitty", layers: [], harness: { name: null } },
+    log: silentLogger,
+  });
+  const rc = (args: readonly string[]): Promise<RunResult> =>
+    command.rc(args).catch((err: Error) => ({ code: 1, stdout: "", stderr: err.message }));
   const layouts = options.layouts ? ["-o", `enabled_layouts=${options.layouts.join(",")}`] : [];
   const args = [
     "xvfb-run",
