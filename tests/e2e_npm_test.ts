@@ -291,23 +291,32 @@ async function viaOpencode2(reg: NpmRegistry): Promise<void> {
     assert.deepEqual(packagesIn(modules), ["muxbridge", platformPackageName(host!)]);
     assert.ok(startedFromPackage(log, modules), await context());
     // The service took the package's ./server entry (the 1.x file, whose setup does nothing in
-    // 2.x) and the TUI its ./tui entry: one plugin, active, with a TUI part.
-    const listed = await box.service.json("GET", "/api/plugin") as {
-      data?: Array<
-        {
-          id?: string;
-          source?: { type?: string };
-          features?: { tui?: boolean };
-          state?: { status?: string };
-        }
-      >;
+    // 2.x) and the TUI its ./tui entry: one plugin, active, with a TUI part. The service loads
+    // its plugins on its own clock, not the TUI's: on a busy machine the TUI's bridge can be up
+    // before the service lists the plugin, so this waits for the list to settle.
+    const ours = async () => {
+      const listed = await box.service.json("GET", "/api/plugin") as {
+        data?: Array<
+          {
+            source?: { type?: string };
+            features?: { tui?: boolean };
+            state?: { status?: string };
+          }
+        >;
+      };
+      return (listed.data ?? []).filter((p) => p.source?.type !== "builtin")
+        .map((p) => [p.state?.status, p.features?.tui]);
     };
-    const ours = (listed.data ?? []).filter((p) => p.source?.type !== "builtin");
-    assert.deepEqual(
-      ours.map((p) => [p.state?.status, p.features?.tui]),
-      [["active", true]],
-      JSON.stringify(ours),
+    let listed: unknown[][] = [];
+    await waitUntil(
+      "the service to list the plugin from npm, loaded or failed",
+      async () =>
+        (listed = await ours()).length > 0 &&
+        listed.every(([status]) => status === "active" || status === "failed"),
+      90_000,
+      async () => `${JSON.stringify(listed)}\n${await context()}`,
     );
+    assert.deepEqual(listed, [["active", true]]);
     box.mock.hold();
     await t.promptTask();
     let pane: { id: string } | undefined;
