@@ -100,12 +100,19 @@ Deno.test({
       // The user closes the window; the next state change finds it gone, reported once.
       const closed = await server.rc(["close-window", `--match=id:${paneId}`]);
       assert.equal(closed.code, 0, closed.stderr);
+      // kitty answers close-window when it has marked the window; the window leaves its list
+      // only once the program in it has ended, later on a busy machine. A title written before
+      // then succeeds, and nothing would report the pane gone on this stepped clock.
+      await until("kitty to drop the closed window", async () => !await backend.inspect(paneId!), {
+        ms: 15_000,
+        maxIntervalMs: 50,
+      });
       loop.handle({ kind: "status", sessionId: child, status: "busy" });
       await clock.advance(1000);
       await until("the window to be reported gone", async () => {
         await clock.flush();
         return out.some((m) => m.type === "pane.closed");
-      }, { ms: 15_000, maxIntervalMs: 50 });
+      }, { ms: 15_000, maxIntervalMs: 50, context: () => `out: ${JSON.stringify(out)}` });
       for (let i = 0; i < 5; i++) {
         loop.handle({ kind: "status", sessionId: child, status: "busy", retry: i + 1 });
         await clock.advance(1000);
