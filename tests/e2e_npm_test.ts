@@ -294,19 +294,7 @@ async function viaOpencode2(reg: NpmRegistry): Promise<void> {
     // 2.x) and the TUI its ./tui entry: one plugin, active, with a TUI part. The service loads
     // its plugins on its own clock, not the TUI's: on a busy machine the TUI's bridge can be up
     // before the service lists the plugin, so this waits for the list to settle.
-    const ours = async () => {
-      const listed = await box.service.json("GET", "/api/plugin") as {
-        data?: Array<
-          {
-            source?: { type?: string };
-            features?: { tui?: boolean };
-            state?: { status?: string };
-          }
-        >;
-      };
-      return (listed.data ?? []).filter((p) => p.source?.type !== "builtin")
-        .map((p) => [p.state?.status, p.features?.tui]);
-    };
+    const ours = async () => (await box.service.plugins()).map((p) => [p.status, p.tui]);
     let listed: unknown[][] = [];
     await waitUntil(
       "the service to list the plugin from npm, loaded or failed",

@@ -91,13 +91,12 @@ Deno.test({
       const pluginLog = `${env.XDG_STATE_HOME}/muxbridge/bridge.log`;
       const installed = await runCli(["install"], { env, timeoutMs: 120_000 });
       assert.equal(installed.code, 0, installed.stderr);
-      await waitUntil("the service to load muxbridge", async () => {
-        const list = await b.service.json("GET", "/api/plugin") as {
-          data?: Array<{ id?: string; state?: { status?: string } }>;
-        };
-        return list.data?.some((p) => p.id === "muxbridge" && p.state?.status === "active") ===
-          true;
-      }, 90_000);
+      await waitUntil(
+        "the service to load muxbridge",
+        async () =>
+          (await b.service.plugins()).some((p) => p.id === "muxbridge" && p.status === "active"),
+        90_000,
+      );
       const tui = await b.start();
       tuis.push(tui.pid);
       const display = (pane: string, format: string) =>

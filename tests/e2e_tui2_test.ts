@@ -100,13 +100,12 @@ Deno.test({
       const installed = await runCli(["install", "--json"], { env, timeoutMs: 120_000 });
       assert.equal(installed.code, 0, installed.stderr);
       assert.ok(JSON.parse(installed.stdout).opencode.lines.includes("2.x"), installed.stdout);
-      await waitUntil("the service to load muxbridge", async () => {
-        const list = await b.service.json("GET", "/api/plugin") as {
-          data?: Array<{ id?: string; state?: { status?: string } }>;
-        };
-        return list.data?.some((p) => p.id === "muxbridge" && p.state?.status === "active") ===
-          true;
-      }, 90_000);
+      await waitUntil(
+        "the service to load muxbridge",
+        async () =>
+          (await b.service.plugins()).some((p) => p.id === "muxbridge" && p.status === "active"),
+        90_000,
+      );
 
       // ---------------------------------------------------------------- 1. one TUI, one child
       b.mock.hold(); // the child streams the marker until released
@@ -243,12 +242,11 @@ Deno.test({
         }
       }
       assert.deepEqual(left, [], "no muxbridge file left in OpenCode's config");
-      await waitUntil("the service to unload muxbridge", async () => {
-        const list = await b.service.json("GET", "/api/plugin") as {
-          data?: Array<{ id?: string }>;
-        };
-        return !list.data?.some((p) => p.id === "muxbridge");
-      }, 90_000);
+      await waitUntil(
+        "the service to unload muxbridge",
+        async () => !(await b.service.plugins()).some((p) => p.id === "muxbridge"),
+        90_000,
+      );
       // A child started now gets no pane.
       const again = await b.start();
       tuis.push(again.pid);

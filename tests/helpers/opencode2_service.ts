@@ -70,6 +70,8 @@ export interface Opencode2Service {
   children(parentID: string): Promise<Session2[]>;
   /** `GET /api/session/active`: running sessions, every directory (idle ones are absent). */
   active(): Promise<Record<string, { type: string }>>;
+  /** `GET /api/plugin` without the builtin ones: each plugin's id, load status, TUI part. */
+  plugins(): Promise<Plugin2[]>;
   /** Creates a root session (`POST /api/session`) in `directory` (default: the project). */
   createSession(options?: { directory?: string; title?: string }): Promise<Session2>;
   /** Sends a prompt (`POST /api/session/{id}/prompt`). */
@@ -84,6 +86,15 @@ export interface Opencode2Service {
   pids(): number[];
   /** Stops the service (see the module doc); idempotent. */
   stop(): Promise<void>;
+}
+
+/** A plugin as {@linkcode Opencode2Service.plugins} lists it. */
+export interface Plugin2 {
+  id?: string;
+  /** `active` or `failed` once loaded. */
+  status?: string;
+  /** Whether it has a TUI entry. */
+  tui?: boolean;
 }
 
 /** Options of {@linkcode startOpencode2Service}. */
@@ -301,6 +312,17 @@ export async function startOpencode2Service(
       children: (parentID) =>
         data<Session2[]>("GET", `/api/session?parentID=${encodeURIComponent(parentID)}`),
       active: () => data<Record<string, { type: string }>>("GET", "/api/session/active"),
+      plugins: async () =>
+        (await data<
+          Array<{
+            id?: string;
+            source?: { type?: string };
+            features?: { tui?: boolean };
+            state?: { status?: string };
+          }>
+        >("GET", "/api/plugin") ?? [])
+          .filter((p) => p.source?.type !== "builtin")
+          .map((p) => ({ id: p.id, status: p.state?.status, tui: p.features?.tui })),
       createSession: (o = {}) =>
         data<Session2>("POST", "/api/session", {
           location: { directory: o.directory ?? home.project },
